@@ -1,0 +1,105 @@
+"""``render bench``: time every scene the course's way and with CUDA events, write JSON.
+
+Course way: per-frame Total (clear + advance + render, each followed by a device synchronize,
+host clock), frames 0:4, the minimum over runs of each run's per-frame mean.
+Kernel way: CUDA events around ``render()`` alone, median over repeats.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+from pathlib import Path
+
+from scenes import SCENE_NAMES, make_scene
+
+from . import registry
+from .frames import run_frames
+from .gpu import gpu_name
+from .reftimes import ref_times_for
+
+
+def current_commit() -> str:
+    env = os.environ.get("CIRCLE_RENDER_COMMIT")
+    if env:
+        return env
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def course_time(renderer_name: str, scene: str, size: int, seed: int, frames=(0, 4), runs: int = 3):
+    """Min over runs of the per-frame mean of each phase (ms), plus every run's Total."""
+    best, totals = None, []
+    for _ in range(runs):
+        r = registry.create(renderer_name)
+        r.load(make_scene(scene, seed), size, size)
+        r.synchronize()
+        t = run_frames(r, *frames)
+        phases = {p: t.mean(p) for p in ("clear", "advance", "render", "total")}
+        totals.append(phases["total"])
+        if best is None or phases["total"] < best["total"]:
+            best = phases
+    return best, totals
+
+
+def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: int = 20) -> float:
+    """Median of CUDA-event times (ms) of ``render()`` alone, after a warm-up."""
+    import cupy as cp
+    r = registry.create(renderer_name)
+    r.load(make_scene(scene, seed), size, size)
+    r.clear(); r.advance(); r.render(); r.synchronize()
+    start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
+    for _ in range(repeats):
+        r.clear()
+        start.record()
+        r.render()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=3,
+              progress=None) -> dict:
+    gpu = gpu_name()
+    ref = ref_times_for(gpu) or {}
+    record = {"gpu": gpu, "renderer": renderer_name, "commit": current_commit(),
+              "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+              "host": platform.node(), "size": size, "seed": seed, "frames": "0:4", "runs": runs,
+              "method": "course: per-frame Total = clear+advance+render with device sync, "
+                        "min over runs; kernel: CUDA events around render(), median of 20",
+              "scenes": {}}
+    for name in scenes:
+        if progress:
+            progress(name)
+        phases, totals = course_time(renderer_name, name, size, seed, runs=runs)
+        entry = {**{f"{k}_ms": v for k, v in phases.items()}, "total_runs_ms": totals,
+                 "render_kernel_ms": kernel_time(renderer_name, name, size, seed)}
+        if name in ref:
+            entry["course_ref_ms"] = ref[name]
+            entry["ratio"] = phases["total"] / ref[name]
+        record["scenes"][name] = entry
+    return record
+
+
+def format_table(record: dict) -> str:
+    lines = [f"{'scene':<14} {'total ms':>9} {'kernel ms':>10} {'course ms':>10} {'ratio':>7}"]
+    for name, e in record["scenes"].items():
+        ref = f"{e['course_ref_ms']:.4f}" if "course_ref_ms" in e else "-"
+        ratio = f"{e['ratio']:.3f}" if "ratio" in e else "-"
+        lines.append(f"{name:<14} {e['total_ms']:>9.4f} {e['render_kernel_ms']:>10.4f} {ref:>10} {ratio:>7}")
+    return "\n".join(lines)
+
+
+def write_record(record: dict, path: str | Path) -> Path:
+    from .image_io import atomic_path
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+    return path

@@ -1,0 +1,236 @@
+"""The ``render`` command.
+
+    render SCENE [options]      render one of the course's scenes (``render list`` names them)
+    render list                 the scenes, one line each
+    render bench                time every scene (GPU), write a JSON record
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from scenes import SCENE_NAMES, SCENES, make_scene
+
+from . import registry
+from .image_io import OutputError, check_output_path, frame_path, write_gif, write_image
+from .shading import to_bytes
+
+MAX_SIZE = 16384
+SEED_MAX = 2**32 - 1
+
+
+class CliError(click.ClickException):
+    """A user error: one line on stderr, exit code 2."""
+
+    exit_code = 2
+
+
+def _complete_scene(ctx, param, incomplete):
+    return [click.shell_completion.CompletionItem(n, help=SCENES[n].description)
+            for n in SCENE_NAMES if n.startswith(incomplete)]
+
+
+def parse_frames(text: str) -> tuple[int, int]:
+    """'START:END' -> (start, end) with 0 <= start < end."""
+    parts = text.split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        start, end = int(parts[0]), int(parts[1])
+    except ValueError:
+        raise click.BadParameter(f"expected START:END (two integers, e.g. 0:4), got {text!r}") from None
+    if start < 0 or end <= start:
+        raise click.BadParameter(f"expected START:END with 0 <= START < END, got {text!r}")
+    return start, end
+
+
+def _frames_option(ctx, param, value):
+    return None if value is None else parse_frames(value)
+
+
+class SceneGroup(click.Group):
+    """A group whose unknown first word is a scene: ``render rgb`` means ``render scene rgb``."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["scene", *args]
+        return super().parse_args(ctx, args)
+
+    def shell_complete(self, ctx, incomplete):
+        return super().shell_complete(ctx, incomplete) + _complete_scene(ctx, None, incomplete)
+
+
+@click.group(cls=SceneGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def cli():
+    """Render the course's ordered transparent circles on the CPU or a CUDA GPU.
+
+    \b
+    render SCENE [OPTIONS]   render a scene (see `render scene --help` for the options)
+    render list              the scenes
+    """
+
+
+@cli.command("list")
+def list_scenes():
+    """List the scenes with one-line descriptions."""
+    width = max(map(len, SCENE_NAMES))
+    for name in SCENE_NAMES:
+        click.echo(f"{name:<{width}}  {SCENES[name].description}")
+
+
+def pick_renderer(name: str, progress: bool = True):
+    """Create the renderer for ``-r``; ``auto`` without a GPU says so on stderr."""
+    from .gpu import gpu_status
+    if name == "auto" and not gpu_status()[0]:
+        click.echo(f"render: no usable GPU ({gpu_status()[1]}); using the cpu renderer", err=True)
+    resolved = registry.resolve(name)
+    try:
+        kwargs = {"progress": progress} if resolved == "cpu" else {}
+        return registry.create(resolved, **kwargs)
+    except registry.RendererUnavailable as e:
+        raise CliError(str(e)) from None
+
+
+@cli.command("scene")
+@click.argument("scene", metavar="SCENE", shell_complete=_complete_scene)
+@click.option("-r", "--renderer", type=click.Choice(registry.CHOICES), default="auto", show_default=True,
+              help="auto: cuda when a usable GPU is present, else cpu.")
+@click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True,
+              help="Image width and height in pixels.")
+@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
+              help="Seed for the course's rand() (0 acts as 1, as in glibc).")
+@click.option("-b", "--bench", "frames", metavar="START:END", callback=_frames_option,
+              help="Render frames [START, END) and print the course's per-frame Clear/Advance/"
+                   "Render/Total times. Default: frame 0 only, no timing lines.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the picture: .png, .ppm, or .gif (one animated file). With several "
+                   "frames, .png/.ppm give STEM_0000.png, STEM_0001.png, ... Without -o nothing "
+                   "is written: the scene is rendered and a one-line summary goes to stderr.")
+@click.option("-c", "--check", is_flag=True,
+              help="Also render with the cpu reference and compare by the course's rule "
+                   "(r, g, b within 0.1; more than 5 mismatches fails, exit code 1).")
+@click.option("-i", "--interactive", is_flag=True, help="Show the scene animating in a window.")
+def scene_command(scene, renderer, size, seed, frames, output, check, interactive):
+    """Render SCENE (a name from `render list`)."""
+    if scene not in SCENES:
+        raise CliError(f"unknown scene {scene!r}; accepted: {', '.join(SCENE_NAMES)}")
+    out = None
+    if output is not None:
+        try:
+            out = check_output_path(output)
+        except OutputError as e:
+            raise CliError(str(e)) from None
+    if interactive:
+        raise CliError("the interactive viewer (-i) is not available yet; use -o FILE to save pictures")
+    start, end = frames or (0, 1)
+    r = pick_renderer(renderer)
+    r.load(make_scene(scene, seed), size, size)
+    ref = None
+    if check:
+        ref = registry.create("cpu")
+        ref.load(make_scene(scene, seed), size, size)
+        for _ in range(start):
+            ref.advance()
+    gif_frames, failures = [], 0
+
+    def on_frame(k):
+        nonlocal failures
+        img = None
+        if out is not None or ref is not None:
+            img = r.get_image()
+        if ref is not None:
+            failures += not _check_frame(ref, img, k)
+        if out is not None:
+            pixels = to_bytes(img)
+            if out.suffix.lower() == ".gif":
+                gif_frames.append(pixels)
+            else:
+                write_image(out if end - start == 1 else frame_path(out, k), pixels)
+
+    t0 = time.perf_counter()
+    times = _run(r, start, end, on_frame)
+    elapsed = time.perf_counter() - t0
+    if gif_frames:
+        write_gif(out, gif_frames)
+    if frames is not None:
+        click.echo(times.report())
+    if out is None and frames is None and not check:
+        click.echo(f"render: rendered {scene} at {size}x{size} with {r.name} in {elapsed:.3f} s; "
+                   "nothing written (use -o FILE to save it)", err=True)
+    if failures:
+        sys.exit(1)
+
+
+def _run(r, start, end, on_frame):
+    from .frames import run_frames
+    return run_frames(r, start, end, on_frame)
+
+
+def _check_frame(ref, img, k) -> bool:
+    """Render frame k with the reference and compare; print the course-style verdict."""
+    from .check import compare
+    ref.clear()
+    ref.advance()
+    ref.render()
+    result = compare(ref.get_image(), img)
+    for (x, y, c), a, b in list(zip(result.mismatches.tolist(), result.reference, result.actual))[:10]:
+        click.echo(f"Mismatch detected at pixel ({x}, {y}) channel {'rgb'[c]}: "
+                   f"expected {a:.4f}, got {b:.4f}")
+    if result.passed:
+        click.echo(f"Frame {k}: correctness check passed ({result.count} mismatches, "
+                   f"largest |difference| {result.max_abs_diff:.2e})")
+        return True
+    click.echo(f"Frame {k}: correctness check FAILED: {result.count} mismatches (more than 5)")
+    return False
+
+
+def main(argv=None) -> None:
+    """Entry point: click's errors become one line on stderr with exit code 2."""
+    try:
+        rv = cli.main(args=argv, prog_name="render", standalone_mode=False)
+    except click.exceptions.UsageError as e:
+        click.echo(f"render: error: {' '.join(e.format_message().split())}", err=True)
+        sys.exit(2)
+    except click.ClickException as e:
+        click.echo(f"render: error: {' '.join(e.format_message().split())}", err=True)
+        sys.exit(e.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("\nrender: interrupted; no partial output was written", err=True)
+        sys.exit(130)
+    except OSError as e:
+        click.echo(f"render: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
+        sys.exit(2)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@cli.command("bench")
+@click.option("-r", "--renderer", "renderer_name", type=click.Choice([n for n in registry.RENDERERS if n != "cpu"]),
+              default="cuda", show_default=True)
+@click.option("--scenes", default=",".join(SCENE_NAMES), show_default=False,
+              help="Comma-separated scene names (default: all 14).")
+@click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True)
+@click.option("--runs", type=click.IntRange(1, 100), default=3, show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="JSON record to write (default: benchmarks/results/GPU-RENDERER-COMMIT.json).")
+def bench_command(renderer_name, scenes, size, runs, output):
+    """Time every scene on the GPU (course method and CUDA events) and write a JSON record."""
+    from .bench import format_table, run_bench, write_record
+    from .gpu import gpu_status
+    names = [s for s in scenes.split(",") if s]
+    unknown = [s for s in names if s not in SCENES]
+    if unknown:
+        raise CliError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
+    if not gpu_status()[0]:
+        raise CliError(f"render bench needs a CUDA GPU: {gpu_status()[1]}")
+    record = run_bench(renderer_name, names, size, runs=runs,
+                       progress=lambda n: click.echo(f"bench: {n}", err=True))
+    if output is None:
+        slug = "".join(ch if ch.isalnum() else "-" for ch in (record["gpu"] or "gpu")).strip("-")
+        output = Path("benchmarks/results") / f"{slug}-{renderer_name}-{size}-{record['commit'][:10]}.json"
+    write_record(record, output)
+    click.echo(format_table(record))
+    click.echo(f"wrote {output}", err=True)

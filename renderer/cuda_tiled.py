@@ -1,0 +1,103 @@
+"""The CUDA tiled renderer on CuPy: the course's design (kernels/render_tiled.cu).
+
+Stages, each a method with a NumPy twin that the GPU tests compare against:
+- ``clear``   -> renderer.shading.clear_image
+- ``advance`` -> renderer.animation.advance (kernels/animate.cu)
+- ``render``  -> renderer.reference.render (tiles, cooperative cull, per-pixel blend)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from scenes.generators import FIREWORKS
+from scenes.scene import SNOW, Scene
+
+from .constants import BLOCK_THREADS, TILE_SIZE
+from .cuda_module import load_module
+from .shading import clear_rows
+
+ANIMATE_BLOCK = 256
+
+
+def _blocks(n: int, per: int) -> int:
+    return max(1, (n + per - 1) // per)
+
+
+class CudaSceneState:
+    """A scene's circles on the device: float4 (x, y, z, r), colours and velocities."""
+
+    def __init__(self, scene: Scene):
+        import cupy as cp
+        self.scene = scene
+        self.n = scene.n
+        packed = np.concatenate([scene.position, scene.radius[:, None]], axis=1)
+        self.circles = cp.asarray(np.ascontiguousarray(packed, dtype=np.float32))
+        self.colors = cp.asarray(np.ascontiguousarray(scene.color, dtype=np.float32))
+        self.velocity = cp.asarray(np.ascontiguousarray(scene.velocity, dtype=np.float32))
+        self.extra = {k: cp.asarray(np.ascontiguousarray(v, dtype=np.float32))
+                      for k, v in scene.extra.items()}
+        self._animate = load_module("animate.cu")
+
+    def advance(self) -> None:
+        """One animation step on the device (no-op for still scenes)."""
+        kind = self.scene.animation
+        if kind is None:
+            return
+        i32 = np.int32
+        if kind == "fireworks":
+            sparks = self.n - FIREWORKS
+            self._animate.get_function("step_fireworks")(
+                (_blocks(sparks, ANIMATE_BLOCK),), (ANIMATE_BLOCK,),
+                (self.circles, self.velocity, self.extra["spark_start"], self.extra["spark_velocity"],
+                 i32(FIREWORKS), i32(sparks // FIREWORKS)))
+            return
+        args = (self.circles, i32(self.n)) if kind == "hypnosis" else (self.circles, self.velocity, i32(self.n))
+        self._animate.get_function(f"step_{kind}")((_blocks(self.n, ANIMATE_BLOCK),), (ANIMATE_BLOCK,), args)
+
+    def to_scene(self) -> Scene:
+        """The device state copied back as a Scene (for tests and the viewer)."""
+        s = self.scene.copy()
+        c = self.circles.get()
+        s.position[:] = c[:, :3]
+        s.radius[:] = c[:, 3]
+        s.velocity[:] = self.velocity.get()
+        return s
+
+
+class TiledCudaRenderer:
+    """One block per TILE_SIZE x TILE_SIZE tile; circles culled per tile in shared memory."""
+
+    name = "cuda"
+    kernel_file = "render_tiled.cu"
+
+    def load(self, scene: Scene, width: int, height: int) -> None:
+        import cupy as cp
+        self.width, self.height = width, height
+        self.state = CudaSceneState(scene)
+        self.snow = np.int32(scene.shading == SNOW)
+        self.image = cp.empty((height, width, 4), dtype=np.float32)
+        self.rows = cp.asarray(clear_rows(height, scene.shading))
+        self.module = load_module(self.kernel_file)
+        self._clear = self.module.get_function("clear_image")
+        self._render = self.module.get_function("render_tiled")
+
+    def clear(self) -> None:
+        self._clear((_blocks(self.width, 256), self.height), (256,),
+                    (self.image, self.rows, np.int32(self.width), np.int32(self.height)))
+
+    def advance(self) -> None:
+        self.state.advance()
+
+    def render(self) -> None:
+        grid = (_blocks(self.width, TILE_SIZE), _blocks(self.height, TILE_SIZE))
+        self._render(grid, (BLOCK_THREADS,),
+                     (self.state.circles, self.state.colors, np.int32(self.state.n), self.image,
+                      np.int32(self.width), np.int32(self.height), self.snow))
+
+    def synchronize(self) -> None:
+        import cupy as cp
+        cp.cuda.get_current_stream().synchronize()
+
+    def get_image(self) -> np.ndarray:
+        """(H, W, 4) float32 on the host, row 0 at the bottom."""
+        return self.image.get()

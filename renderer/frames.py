@@ -1,0 +1,53 @@
+"""Running frames the course's way: clear, advance, render, each timed with a synchronize."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass
+class FrameTimes:
+    """Per-frame phase times in milliseconds, for the timed frames only."""
+
+    clear: list[float] = field(default_factory=list)
+    advance: list[float] = field(default_factory=list)
+    render: list[float] = field(default_factory=list)
+
+    @property
+    def total(self) -> list[float]:
+        return [c + a + r for c, a, r in zip(self.clear, self.advance, self.render)]
+
+    def mean(self, phase: str) -> float:
+        values = self.total if phase == "total" else getattr(self, phase)
+        return sum(values) / len(values) if values else 0.0
+
+    def report(self) -> str:
+        """The course's benchmark lines (per-frame averages)."""
+        return "\n".join(f"{label:<9} {self.mean(phase):.4f} ms" for label, phase in
+                         (("Clear:", "clear"), ("Advance:", "advance"),
+                          ("Render:", "render"), ("Total:", "total")))
+
+
+def _timed(step, sync) -> float:
+    t0 = time.perf_counter()
+    step()
+    sync()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def run_frames(renderer, start: int, end: int,
+               on_frame: Callable[[int], None] | None = None) -> FrameTimes:
+    """Frames [start, end): earlier frames only advance the animation; each timed frame does
+    clear, advance, render, then ``on_frame(k)`` (outside the timed region)."""
+    times = FrameTimes()
+    for _ in range(start):
+        renderer.advance()
+    renderer.synchronize()
+    for k in range(start, end):
+        times.clear.append(_timed(renderer.clear, renderer.synchronize))
+        times.advance.append(_timed(renderer.advance, renderer.synchronize))
+        times.render.append(_timed(renderer.render, renderer.synchronize))
+        if on_frame is not None:
+            on_frame(k)
+    return times

@@ -1,0 +1,32 @@
+"""One probe for a usable CUDA GPU, shared by the CLI, the renderers and the tests."""
+from __future__ import annotations
+
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_status() -> tuple[bool, str]:
+    """(usable, reason): a GPU is usable when CuPy imports and can see a device."""
+    try:
+        import cupy
+    except Exception as e:  # ImportError, or a broken CUDA install
+        return False, f"CuPy is not installed ({type(e).__name__}); install the cuda12 or cuda13 extra"
+    try:
+        if not cupy.is_available() or cupy.cuda.runtime.getDeviceCount() < 1:
+            return False, "no CUDA GPU is visible"
+    except Exception as e:
+        return False, f"no usable CUDA GPU ({type(e).__name__}: {e})"
+    return True, "ok"
+
+
+def gpu_available() -> bool:
+    return gpu_status()[0]
+
+
+def gpu_name() -> str | None:
+    if not gpu_available():
+        return None
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)

@@ -1,0 +1,13 @@
+import pytest
+
+from renderer.gpu import gpu_status
+
+
+def pytest_collection_modifyitems(config, items):
+    usable, reason = gpu_status()
+    if usable:
+        return
+    skip = pytest.mark.skip(reason=f"no usable GPU: {reason}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,72 @@
+"""The CUDA renderer's stages against their NumPy twins (skipped without a GPU)."""
+import numpy as np
+import pytest
+
+from renderer.animation import advance
+from renderer.check import compare
+from renderer.reference import reference_image
+from renderer.shading import clear_image
+from scenes import SCENE_NAMES, make_scene
+
+pytestmark = pytest.mark.gpu
+
+CUDA_RENDERERS = ["cuda"]
+HEAVY = {"rand100k", "rand1M", "micro2M", "biglittle", "littlebig", "snowsingle"}
+
+
+def _gpu(name, scene, size):
+    from renderer import registry
+    r = registry.create(name)
+    r.load(scene, size, size)
+    return r
+
+
+@pytest.mark.parametrize("renderer", CUDA_RENDERERS)
+@pytest.mark.parametrize("scene", ["rgb", "snow"])
+@pytest.mark.parametrize("size", [517, 64])
+def test_clear_equals_numpy(renderer, scene, size):
+    s = make_scene(scene)
+    r = _gpu(renderer, s, size)
+    r.clear()
+    assert np.array_equal(r.get_image(), clear_image(size, size, s.shading))
+
+
+@pytest.mark.parametrize("scene", ["hypnosis", "bouncingballs", "fireworks", "snow"])
+def test_animation_matches_cpu_over_100_steps(scene):
+    from renderer.cuda_tiled import CudaSceneState
+    cpu = make_scene(scene)
+    gpu = CudaSceneState(make_scene(scene))
+    for _ in range(100):
+        advance(cpu)
+        gpu.advance()
+    got = gpu.to_scene()
+    for field in ("position", "velocity", "radius"):
+        assert np.abs(getattr(got, field) - getattr(cpu, field)).max() <= 1e-5, field
+
+
+def _rows_for(size):
+    """Full image for small sizes; three 48-row bands (bottom, middle, top) for large ones."""
+    if size <= 517:
+        return [None]
+    mid = size // 2 - 24
+    return [(0, 48), (mid, mid + 48), (size - 48, size)]
+
+
+@pytest.mark.parametrize("renderer", CUDA_RENDERERS)
+@pytest.mark.parametrize("scene", SCENE_NAMES)
+@pytest.mark.parametrize("size,seed", [(1024, 0), (517, 7), (64, 0), (64, 7), (2048, 0)])
+def test_render_matches_reference(renderer, scene, size, seed):
+    if size == 2048 and scene in HEAVY:
+        pytest.skip("2048 for heavy scenes runs in benchmarks/gpu_check.py")
+    s = make_scene(scene, seed)
+    r = _gpu(renderer, s, size)
+    r.clear()
+    r.advance()
+    r.render()
+    img = r.get_image()
+    for rows in _rows_for(size):
+        ref = reference_image(s, size, size, rows=rows)
+        got = img if rows is None else img[rows[0]:rows[1]]
+        result = compare(ref, got)
+        assert result.passed, f"{result.count} mismatches in rows {rows}"
+        assert result.max_abs_diff < 1e-3
