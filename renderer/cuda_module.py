@@ -53,3 +53,50 @@ def load_module(name: str, extra: dict[str, int] | None = None):
 def kernel_files() -> list[str]:
     """Every kernel source (not headers) in kernels/."""
     return sorted(p.name for p in KERNEL_DIR.glob("*.cu"))
+
+
+class Launch:
+    """One kernel launch with its arguments packed once, replayed with little host overhead.
+
+    CuPy's ``RawKernel.__call__`` converts every argument on every call; for scenes whose
+    kernels run for microseconds that conversion is a large part of a frame. The arrays must
+    stay alive (and in place) as long as this object is used; it keeps references to them.
+    """
+
+    def __init__(self, function, grid, block, args, shared_mem: int = 0):
+        import ctypes
+
+        import cupy
+        import numpy as np
+        self._keep = args
+        values = []
+        for a in args:
+            if isinstance(a, cupy.ndarray):
+                if not a.flags.c_contiguous:
+                    raise ValueError("kernel array arguments must be C-contiguous")
+                values.append(ctypes.c_void_p(a.data.ptr))
+            elif isinstance(a, np.int32):
+                values.append(ctypes.c_int32(int(a)))
+            elif isinstance(a, np.float32):
+                values.append(ctypes.c_float(float(a)))
+            else:
+                raise TypeError(f"kernel scalars must be np.int32 or np.float32, got {type(a).__name__}")
+        self._values = values
+        self._params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        self._params_ptr = ctypes.addressof(self._params)
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        block = tuple(block) + (1,) * (3 - len(block))
+        self._dims = (*grid, *block, shared_mem)
+        self._function = function   # keeps the module alive
+        self._launch = cupy.cuda.driver.launchKernel
+        self._ptr = function.ptr
+
+    def __call__(self) -> None:
+        import cupy
+        self._launch(self._ptr, *self._dims, cupy.cuda.get_current_stream().ptr, self._params_ptr, 0)
+
+
+def device_synchronize() -> None:
+    """Wait for all work on the current device, as the course's timing does."""
+    import cupy
+    cupy.cuda.runtime.deviceSynchronize()

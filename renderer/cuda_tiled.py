@@ -13,7 +13,7 @@ from scenes.generators import FIREWORKS
 from scenes.scene import SNOW, Scene
 
 from .constants import BLOCK_THREADS, TILE_SIZE
-from .cuda_module import load_module
+from .cuda_module import Launch, device_synchronize, load_module
 from .shading import clear_rows
 
 ANIMATE_BLOCK = 256
@@ -36,23 +36,27 @@ class CudaSceneState:
         self.velocity = cp.asarray(np.ascontiguousarray(scene.velocity, dtype=np.float32))
         self.extra = {k: cp.asarray(np.ascontiguousarray(v, dtype=np.float32))
                       for k, v in scene.extra.items()}
-        self._animate = load_module("animate.cu")
+        self._step = self._make_step(scene.animation)
+
+    def _make_step(self, kind):
+        if kind is None:
+            return None
+        module, i32 = load_module("animate.cu"), np.int32
+        if kind == "fireworks":
+            sparks = self.n - FIREWORKS
+            args = (self.circles, self.velocity, self.extra["spark_start"], self.extra["spark_velocity"],
+                    i32(FIREWORKS), i32(sparks // FIREWORKS))
+            count = sparks
+        else:
+            args = (self.circles, i32(self.n)) if kind == "hypnosis" else (self.circles, self.velocity, i32(self.n))
+            count = self.n
+        return Launch(module.get_function(f"step_{kind}"), (_blocks(count, ANIMATE_BLOCK),),
+                      (ANIMATE_BLOCK,), args)
 
     def advance(self) -> None:
         """One animation step on the device (no-op for still scenes)."""
-        kind = self.scene.animation
-        if kind is None:
-            return
-        i32 = np.int32
-        if kind == "fireworks":
-            sparks = self.n - FIREWORKS
-            self._animate.get_function("step_fireworks")(
-                (_blocks(sparks, ANIMATE_BLOCK),), (ANIMATE_BLOCK,),
-                (self.circles, self.velocity, self.extra["spark_start"], self.extra["spark_velocity"],
-                 i32(FIREWORKS), i32(sparks // FIREWORKS)))
-            return
-        args = (self.circles, i32(self.n)) if kind == "hypnosis" else (self.circles, self.velocity, i32(self.n))
-        self._animate.get_function(f"step_{kind}")((_blocks(self.n, ANIMATE_BLOCK),), (ANIMATE_BLOCK,), args)
+        if self._step is not None:
+            self._step()
 
     def to_scene(self) -> Scene:
         """The device state copied back as a Scene (for tests and the viewer)."""
@@ -77,26 +81,26 @@ class TiledCudaRenderer:
         self.snow = np.int32(scene.shading == SNOW)
         self.image = cp.empty((height, width, 4), dtype=np.float32)
         self.rows = cp.asarray(clear_rows(height, scene.shading))
-        self.module = load_module(self.kernel_file)
-        self._clear = self.module.get_function("clear_image")
-        self._render = self.module.get_function("render_tiled")
+        module = load_module(self.kernel_file)
+        w, h = np.int32(width), np.int32(height)
+        self.clear = Launch(module.get_function("clear_image"), (_blocks(width, 256), height), (256,),
+                            (self.image, self.rows, w, h))
+        self.render = Launch(module.get_function("render_tiled"),
+                             (_blocks(width, TILE_SIZE), _blocks(height, TILE_SIZE)), (BLOCK_THREADS,),
+                             (self.state.circles, self.state.colors, np.int32(self.state.n), self.image,
+                              w, h, self.snow))
 
     def clear(self) -> None:
-        self._clear((_blocks(self.width, 256), self.height), (256,),
-                    (self.image, self.rows, np.int32(self.width), np.int32(self.height)))
+        """Fill the image with the clear colour (replaced per instance by a packed launch)."""
+
+    def render(self) -> None:
+        """Blend every circle (replaced per instance by a packed launch)."""
 
     def advance(self) -> None:
         self.state.advance()
 
-    def render(self) -> None:
-        grid = (_blocks(self.width, TILE_SIZE), _blocks(self.height, TILE_SIZE))
-        self._render(grid, (BLOCK_THREADS,),
-                     (self.state.circles, self.state.colors, np.int32(self.state.n), self.image,
-                      np.int32(self.width), np.int32(self.height), self.snow))
-
     def synchronize(self) -> None:
-        import cupy as cp
-        cp.cuda.get_current_stream().synchronize()
+        device_synchronize()
 
     def get_image(self) -> np.ndarray:
         """(H, W, 4) float32 on the host, row 0 at the bottom."""
