@@ -89,7 +89,8 @@ class Launch:
         self._dims = (*grid, *block, shared_mem)
         self._function = function   # keeps the module alive
         self._launch = cupy.cuda.driver.launchKernel
-        self._ptr = function.ptr
+        # a RawKernel compiles lazily; .kernel is its cupy.cuda.function.Function (with .ptr)
+        self._ptr = getattr(function, "kernel", function).ptr
 
     def __call__(self) -> None:
         import cupy
