@@ -77,6 +77,8 @@ def main():
                                 "max_abs_diff": worst, "rows": "all" if bands(size) == [None] else str(bands(size)),
                                 "bit_identical_bands": exact,
                                 "passed": passed})
+                with open(a.output, "w") as f:      # after every case, so a timeout keeps what finished
+                    json.dump({"renderer": a.renderer, "all_passed": ok, "results": results}, f, indent=1)
                 print(f"{name:<14} size {size:>4} seed {seed}: {count} mismatches, max |diff| "
                       f"{worst:.2e} {'ok' if passed else 'FAIL'}, {exact}/{len(bands(size))} bit-identical ({time.time() - t:.1f} s)", flush=True)
     with open(a.output, "w") as f:
