@@ -46,6 +46,7 @@ def main():
     ap.add_argument("-o", "--output", default="gpu_check.json")
     ap.add_argument("--sizes", default="1024,2048,517,64")
     ap.add_argument("--seeds", default="0,7")
+    ap.add_argument("--scenes", default=",".join(SCENE_NAMES))
     ap.add_argument("--make-hashes", help="write reference-band hashes to this file and stop (CPU)")
     ap.add_argument("--hashes", help="reference-band hashes from --make-hashes: equal bands are exact")
     a = ap.parse_args()
@@ -56,7 +57,7 @@ def main():
     results, ok = [], True
     for size in sizes:
         for seed in seeds:
-            for name in SCENE_NAMES:
+            for name in a.scenes.split(","):
                 t = time.time()
                 s = make_scene(name, seed)
                 r = registry.create(a.renderer)
