@@ -157,6 +157,16 @@ def _render_band(planes, scene, runs, small, area, bounds, cx, cy, progress):
             _render_boxes(planes, scene, run, bounds, cx, cy, progress, int(run[0]))
 
 
+def _plan(scene: Scene, width: int, height: int):
+    """Pixel boxes, box areas, which circles are small, and the runs of consecutive small or big
+    circles. Runs are rendered in order, each by its path, so serial order holds."""
+    bounds = circle_bounds(scene.position, scene.radius, width, height)
+    area = (bounds[1] - bounds[0]).astype(np.int64) * (bounds[3] - bounds[2])
+    small = area <= SMALL_BOX_AREA
+    cuts = np.flatnonzero(np.diff(small.astype(np.int8))) + 1
+    return bounds, area, small, [r for r in np.split(np.arange(scene.n), cuts) if r.size]
+
+
 def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
                   threads: int | None = None) -> np.ndarray:
     """Blend all circles into ``planes`` ((4, H, W) float32 channel planes, modified in place).
@@ -165,13 +175,8 @@ def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
     in serial order, and NumPy lets the threads run while it computes.
     """
     _, height, width = planes.shape
-    x0, x1, y0, y1 = circle_bounds(scene.position, scene.radius, width, height)
+    (x0, x1, y0, y1), area, small, runs = _plan(scene, width, height)
     cx, cy = pixel_centres(width), pixel_centres(height)
-    area = (x1 - x0).astype(np.int64) * (y1 - y0)
-    small = area <= SMALL_BOX_AREA
-    # consecutive runs of small or big circles; runs are done in order, so serial order holds
-    runs = [r for r in np.split(np.arange(scene.n), np.flatnonzero(np.diff(small.astype(np.int8))) + 1)
-            if r.size]
     threads = max(1, min(threads or os.cpu_count() or 1, height))
     edges = np.linspace(0, height, threads + 1).astype(int)
     bar = Progress(f"rendering {scene.name} ({width}x{height}, cpu)", scene.n, progress)
@@ -246,12 +251,8 @@ def reference_image(scene: Scene, width: int, height: int, rows: tuple[int, int]
 
 def _render_rows(scene: Scene, planes: np.ndarray, width: int, height: int, lo: int) -> None:
     """Blend every circle into rows [lo, lo + planes.shape[1]) of a width x height image."""
-    x0, x1, y0, y1 = circle_bounds(scene.position, scene.radius, width, height)
+    (x0, x1, y0, y1), area, small, runs = _plan(scene, width, height)
     cx, cy = pixel_centres(width), pixel_centres(height)
     band = planes.shape[1]
-    area = (x1 - x0).astype(np.int64) * (y1 - y0)
-    small = area <= SMALL_BOX_AREA
-    runs = [r for r in np.split(np.arange(scene.n), np.flatnonzero(np.diff(small.astype(np.int8))) + 1)
-            if r.size]
     bounds = (x0, x1, np.clip(y0 - lo, 0, band).astype(np.int32), np.clip(y1 - lo, 0, band).astype(np.int32))
     _render_band(planes, scene, runs, small, area, bounds, cx, cy[lo:lo + band], None)
