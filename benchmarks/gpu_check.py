@@ -26,12 +26,12 @@ def digest(img) -> str:
     return hashlib.sha256(np.ascontiguousarray(img, dtype=np.float32).tobytes()).hexdigest()
 
 
-def make_hashes(sizes, seeds, path):
+def make_hashes(sizes, seeds, scenes, path):
     """CPU only: hashes of the reference bands, so the GPU run can skip identical ones."""
     out = {}
     for size in sizes:
         for seed in seeds:
-            for name in SCENE_NAMES:
+            for name in scenes:
                 s = make_scene(name, seed)
                 for rows in bands(size):
                     out[f"{name}/{size}/{seed}/{rows}"] = digest(reference_image(s, size, size, rows=rows))
@@ -52,7 +52,7 @@ def main():
     a = ap.parse_args()
     sizes, seeds = [int(v) for v in a.sizes.split(",")], [int(v) for v in a.seeds.split(",")]
     if a.make_hashes:
-        return make_hashes(sizes, seeds, a.make_hashes)
+        return make_hashes(sizes, seeds, a.scenes.split(","), a.make_hashes)
     known = json.load(open(a.hashes)) if a.hashes else {}
     results, ok = [], True
     for size in sizes:

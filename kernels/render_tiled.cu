@@ -5,12 +5,6 @@
 #include "shade.cuh"
 #include "scan.cuh"
 
-extern "C" __global__ void clear_image(float4* __restrict__ image, const float4* __restrict__ rows,
-                                       int width, int height) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
-    if (x < width && y < height) image[y * width + x] = rows[y];
-}
-
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 render_tiled(const float4* __restrict__ circles, const float* __restrict__ colors, int n,
              float4* __restrict__ image, int width, int height, int snow) {

@@ -24,17 +24,21 @@ __device__ __forceinline__ float dist2(float4 c, float px, float py) {
     return dx * dx + dy * dy;
 }
 
+// Entry k of the snow ramp (1,1,1), (1,1,1), (.8,.9,1), (.8,.9,1), (.8,.8,1). Selects, not a
+// table: a table indexed per thread would live in local memory.
+__device__ __forceinline__ float3 snow_ramp(int k) {
+    return make_float3(k < 2 ? 1.f : .8f, k < 2 ? 1.f : (k < 4 ? .9f : .8f), 1.f);
+}
+
 __device__ __forceinline__ void snow_shade(float d2, float4 c, float& alpha, float3& col) {
-    const float ramp[5][3] = {{1.f, 1.f, 1.f}, {1.f, 1.f, 1.f}, {.8f, .9f, 1.f},
-                              {.8f, .9f, 1.f}, {.8f, .8f, 1.f}};
     float d = sqrtf(d2) / c.w;
     float scaled = d * 4.f;
     int base = min((int)scaled, 4);
     float w = scaled - (float)base;
-    int next = min(base + 1, 4);
-    col.x = (1.f - w) * ramp[base][0] + w * ramp[next][0];
-    col.y = (1.f - w) * ramp[base][1] + w * ramp[next][1];
-    col.z = (1.f - w) * ramp[base][2] + w * ramp[next][2];
+    const float3 lo = snow_ramp(base), hi = snow_ramp(min(base + 1, 4));
+    col.x = (1.f - w) * lo.x + w * hi.x;
+    col.y = (1.f - w) * lo.y + w * hi.y;
+    col.z = (1.f - w) * lo.z + w * hi.z;
     float max_alpha = .6f + .4f * (1.f - c.z);
     max_alpha = .5f * fminf(fmaxf(max_alpha, 0.f), 1.f);
     alpha = max_alpha * expf((-1.f * 4.f * d) * d);
@@ -49,18 +53,24 @@ __device__ __forceinline__ void blend(float4& p, float alpha, float3 col) {
     p.w = p.w + alpha;
 }
 
-// Blend circle i into pixel p if it covers the pixel centre (px, py).
-__device__ __forceinline__ void shade_pixel(float4& p, float4 c, const float* __restrict__ colors,
-                                            int i, float px, float py, bool snow) {
+// Alpha and colour of circle i at pixel centre (px, py); false when it does not cover it.
+__device__ __forceinline__ bool circle_shade(float4 c, const float* __restrict__ colors, int i,
+                                             float px, float py, bool snow, float& alpha, float3& col) {
     float d2 = dist2(c, px, py);
-    if (d2 > c.w * c.w) return;
-    float alpha;
-    float3 col;
+    if (d2 > c.w * c.w) return false;
     if (snow) {
         snow_shade(d2, c, alpha, col);
     } else {
         alpha = .5f;
         col = make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]);
     }
-    blend(p, alpha, col);
+    return true;
+}
+
+// Blend circle i into pixel p if it covers the pixel centre (px, py).
+__device__ __forceinline__ void shade_pixel(float4& p, float4 c, const float* __restrict__ colors,
+                                            int i, float px, float py, bool snow) {
+    float alpha;
+    float3 col;
+    if (circle_shade(c, colors, i, px, py, snow, alpha, col)) blend(p, alpha, col);
 }

@@ -48,21 +48,35 @@ def course_time(renderer_name: str, scene: str, size: int, seed: int, frames=(0,
     return best, totals
 
 
-def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: int = 20) -> float:
-    """Median of CUDA-event times (ms) of ``render()`` alone, after a warm-up."""
+def _event_median(step, before, repeats: int) -> float:
+    """Median CUDA-event time (ms) of step(), with before() run outside the timed region."""
     import cupy as cp
-    r = registry.create(renderer_name)
-    r.load(make_scene(scene, seed), size, size)
-    r.clear(); r.advance(); r.render(); r.synchronize()
     start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
     for _ in range(repeats):
-        r.clear()
+        before()
         start.record()
-        r.render()
+        step()
         stop.record()
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop))
     return statistics.median(times)
+
+
+def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: int = 20):
+    """Median of CUDA-event times (ms) of ``render()`` alone, after a warm-up; and of each
+    stage of a renderer that names its stages (``stage_names``), each after a full render."""
+    r = registry.create(renderer_name)
+    r.load(make_scene(scene, seed), size, size)
+    r.clear(); r.advance(); r.render(); r.synchronize()
+    render = _event_median(r.render, r.clear, repeats)
+    stages = {}
+    for name in getattr(r, "stage_names", ()):
+        def before():
+            r.clear()
+            for earlier in r.stage_names[:r.stage_names.index(name)]:
+                getattr(r, earlier)()
+        stages[name] = _event_median(getattr(r, name), before, repeats)
+    return render, stages
 
 
 def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=3,
@@ -79,8 +93,9 @@ def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=
         if progress:
             progress(name)
         phases, totals = course_time(renderer_name, name, size, seed, runs=runs)
+        kernel, stages = kernel_time(renderer_name, name, size, seed)
         entry = {**{f"{k}_ms": v for k, v in phases.items()}, "total_runs_ms": totals,
-                 "render_kernel_ms": kernel_time(renderer_name, name, size, seed)}
+                 "render_kernel_ms": kernel, **{f"stage_{k}_ms": v for k, v in stages.items()}}
         if name in ref:
             entry["course_ref_ms"] = ref[name]
             entry["ratio"] = phases["total"] / ref[name]

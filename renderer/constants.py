@@ -4,7 +4,19 @@ TILE_SIZE = 16                       # tiles are TILE_SIZE x TILE_SIZE pixels, o
 BLOCK_THREADS = TILE_SIZE * TILE_SIZE
 SCAN_BLOCK = 1024                    # threads per block of the standalone scan kernels
 
+# The fast renderer (renderer/cuda_fast.py, kernels/render_fast.cu)
+SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
+BIN_THREADS = 256                    # threads per block of the binning kernels
+BIN_ITEMS = 16                       # circles per thread per binning chunk
+BIN_CHUNK = BIN_THREADS * BIN_ITEMS  # circles per binning block (one column of the counts matrix)
+BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
+T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
+                                     # what it leaves out is at most T_EPS * max colour
 
-def compile_defines() -> dict[str, int]:
+
+def compile_defines() -> dict[str, int | float]:
     """The -D macros every kernel module is compiled with."""
-    return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK}
+    return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
+            "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "BIN_ITEMS": BIN_ITEMS,
+            "BIN_CHUNK": BIN_CHUNK,
+            "T_EPS": T_EPS}

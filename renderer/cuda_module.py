@@ -34,12 +34,19 @@ def kernel_source(name: str) -> str:
     return expand(name, ())
 
 
-def compile_options(extra: dict[str, int] | None = None) -> tuple[str, ...]:
+def _macro(value) -> str:
+    """A Python constant as CUDA source text (floats get an f suffix: float32, not double)."""
+    if isinstance(value, float):
+        return f"{value!r}f"
+    return str(int(value))
+
+
+def compile_options(extra: dict | None = None) -> tuple[str, ...]:
     defines = {**compile_defines(), **(extra or {})}
-    return BASE_OPTIONS + tuple(f"-D{k}={v}" for k, v in sorted(defines.items()))
+    return BASE_OPTIONS + tuple(f"-D{k}={_macro(v)}" for k, v in sorted(defines.items()))
 
 
-def load_module(name: str, extra: dict[str, int] | None = None):
+def load_module(name: str, extra: dict | None = None):
     """The compiled ``cupy.RawModule`` for kernels/NAME on the current device (cached)."""
     import cupy
     source = kernel_source(name)

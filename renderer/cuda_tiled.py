@@ -23,6 +23,12 @@ def _blocks(n: int, per: int) -> int:
     return max(1, (n + per - 1) // per)
 
 
+def clear_launch(image, rows, width: int, height: int) -> Launch:
+    """kernels/clear.cu: every pixel of row y set to rows[y]."""
+    return Launch(load_module("clear.cu").get_function("clear_image"), (_blocks(width, 256), height),
+                  (256,), (image, rows, np.int32(width), np.int32(height)))
+
+
 class CudaSceneState:
     """A scene's circles on the device: float4 (x, y, z, r), colours and velocities."""
 
@@ -71,7 +77,7 @@ class CudaSceneState:
 class TiledCudaRenderer:
     """One block per TILE_SIZE x TILE_SIZE tile; circles culled per tile in shared memory."""
 
-    name = "cuda"
+    name = "cuda-tiled"
     kernel_file = "render_tiled.cu"
 
     def load(self, scene: Scene, width: int, height: int) -> None:
@@ -83,8 +89,7 @@ class TiledCudaRenderer:
         self.rows = cp.asarray(clear_rows(height, scene.shading))
         module = load_module(self.kernel_file)
         w, h = np.int32(width), np.int32(height)
-        self.clear = Launch(module.get_function("clear_image"), (_blocks(width, 256), height), (256,),
-                            (self.image, self.rows, w, h))
+        self.clear = clear_launch(self.image, self.rows, width, height)
         self.render = Launch(module.get_function("render_tiled"),
                              (_blocks(width, TILE_SIZE), _blocks(height, TILE_SIZE)), (BLOCK_THREADS,),
                              (self.state.circles, self.state.colors, np.int32(self.state.n), self.image,

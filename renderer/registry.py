@@ -6,8 +6,10 @@ from .gpu import gpu_available, gpu_status
 # name -> (module, class, needs a GPU, one-line description)
 RENDERERS = {
     "cpu": ("renderer.reference", "CpuRenderer", False, "NumPy reference, exact serial order"),
-    "cuda": ("renderer.cuda_tiled", "TiledCudaRenderer", True,
-             "CUDA tiled renderer (the course's design: 16x16 tiles, shared-memory cull)"),
+    "cuda": ("renderer.cuda_fast", "FastCudaRenderer", True,
+             "fast CUDA renderer: binned supertiles, back-to-front walk with early exit"),
+    "cuda-tiled": ("renderer.cuda_tiled", "TiledCudaRenderer", True,
+                   "CUDA tiled renderer (the course's design: 16x16 tiles, shared-memory cull)"),
 }
 CHOICES = ("auto", *RENDERERS)
 

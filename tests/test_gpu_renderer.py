@@ -10,7 +10,7 @@ from scenes import SCENE_NAMES, make_scene
 
 pytestmark = pytest.mark.gpu
 
-CUDA_RENDERERS = ["cuda"]
+CUDA_RENDERERS = ["cuda", "cuda-tiled"]
 HEAVY = {"rand100k", "rand1M", "micro2M", "biglittle", "littlebig", "snowsingle"}
 
 
@@ -70,3 +70,59 @@ def test_render_matches_reference(renderer, scene, size, seed):
         result = compare(ref, got)
         assert result.passed, f"{result.count} mismatches in rows {rows}"
         assert result.max_abs_diff < 1e-3
+
+
+# ---- the fast renderer's stages ----
+
+def _fast(scene, size, **options):
+    from renderer.cuda_fast import FastCudaRenderer
+    r = FastCudaRenderer(**options)
+    r.load(scene, size, size)
+    return r
+
+
+@pytest.mark.parametrize("scene", ["rand100k", "snow", "micro2M", "rand10k"])
+@pytest.mark.parametrize("size", [64, 517, 1024])
+def test_binning_equals_numpy(scene, size):
+    from renderer import binning
+    s = make_scene(scene)
+    r = _fast(s, size, binned=True)
+    r.advance()
+    advance(s)
+    r.bin()
+    offsets, lists = r.binned_lists()
+    ranges = binning.super_ranges(s.position, s.radius, size, size, r.super_px)
+    assert np.array_equal(offsets, binning.bin_offsets(binning.bin_counts(ranges)))
+    starts = offsets[:-1].reshape(binning.SUPERTILES, -1)[:, 0]
+    ends = np.append(starts[1:], offsets[-1])
+    for st, (a, b) in enumerate(zip(starts, ends)):
+        assert np.array_equal(lists[a:b], binning.supertile_lists(ranges)[st]), f"supertile {st}"
+
+
+@pytest.mark.parametrize("scene,options", [("rand100k", {"capacity": 1000}),    # lists overflow
+                                           ("rand100k", {"binned": False}),
+                                           ("rgby", {"binned": True}),
+                                           ("hypnosis", {"binned": True})])
+def test_fast_paths_match_reference(scene, options):
+    s = make_scene(scene)
+    r = _fast(s, 256, **options)
+    for _ in range(3):                  # hypnosis outgrows its load-time capacity
+        r.clear(); r.advance(); r.render()
+    ref_scene = make_scene(scene)
+    for _ in range(3):
+        advance(ref_scene)
+    result = compare(reference_image(ref_scene, 256, 256), r.get_image())
+    assert result.passed and result.max_abs_diff < 1e-3
+
+
+def test_render_without_clear_blends_over_the_image():
+    s = make_scene("rgb")
+    r = _fast(s, 64)
+    r.clear(); r.render(); r.render()
+    twice = s.copy()
+    twice.position = np.concatenate([s.position, s.position])
+    twice.radius = np.concatenate([s.radius, s.radius])
+    twice.color = np.concatenate([s.color, s.color])
+    twice.velocity = np.concatenate([s.velocity, s.velocity])
+    result = compare(reference_image(twice, 64, 64), r.get_image())
+    assert result.passed and result.max_abs_diff < 1e-5

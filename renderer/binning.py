@@ -1,0 +1,74 @@
+"""The fast renderer's binning stage in NumPy: the twin that kernels/render_fast.cu's
+bin_count, bin_scan and bin_emit are tested against, plus the sizes the host picks.
+
+Circles are listed, in circle order, under every supertile their pixel box touches. The image
+is cut into SUPER_GRID x SUPER_GRID supertiles of ``supertile_px`` pixels, a multiple of
+TILE_SIZE, so that every render tile lies in exactly one supertile.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .constants import BIN_CHUNK, SUPER_GRID, TILE_SIZE
+from .shading import circle_bounds
+
+SUPERTILES = SUPER_GRID * SUPER_GRID
+
+
+def supertile_px(width: int, height: int) -> int:
+    """Side of a supertile in pixels: whole tiles, SUPER_GRID of them covering the image."""
+    tiles = -(-max(width, height) // TILE_SIZE)
+    return TILE_SIZE * -(-tiles // SUPER_GRID)
+
+
+def chunks(n: int) -> int:
+    """Number of binning chunks (columns of the counts matrix) for n circles."""
+    return max(1, -(-n // BIN_CHUNK))
+
+
+def super_ranges(position, radius, width: int, height: int, super_px: int):
+    """Inclusive supertile range (x0, x1, y0, y1) of each circle; x0 > x1 when its box is empty."""
+    x0, x1, y0, y1 = circle_bounds(position, radius, width, height)
+    empty = (x0 >= x1) | (y0 >= y1)
+    r = [x0 // super_px, (x1 - 1) // super_px, y0 // super_px, (y1 - 1) // super_px]
+    r[0] = np.where(empty, 1, r[0])
+    r[1] = np.where(empty, 0, r[1])
+    return tuple(a.astype(np.int64) for a in r)
+
+
+def touches(ranges, s: int) -> np.ndarray:
+    """Which circles touch supertile s (bool per circle)."""
+    x0, x1, y0, y1 = ranges
+    sx, sy = s % SUPER_GRID, s // SUPER_GRID
+    return (x0 <= sx) & (sx <= x1) & (y0 <= sy) & (sy <= y1)
+
+
+def bin_counts(ranges) -> np.ndarray:
+    """(SUPERTILES, chunks) int32: circles of each chunk touching each supertile (bin_count)."""
+    n = len(ranges[0])
+    out = np.zeros((SUPERTILES, chunks(n)), dtype=np.int32)
+    for s in range(SUPERTILES):
+        hit = np.zeros(chunks(n) * BIN_CHUNK, dtype=np.int32)
+        hit[:n] = touches(ranges, s)
+        out[s] = hit.reshape(-1, BIN_CHUNK).sum(axis=1)
+    return out
+
+
+def bin_offsets(counts: np.ndarray) -> np.ndarray:
+    """Exclusive prefix sum of the counts in supertile-major order, then the total (bin_scan)."""
+    flat = counts.reshape(-1).astype(np.int64)
+    return np.concatenate([[0], np.cumsum(flat)]).astype(np.int32)
+
+
+def supertile_lists(ranges) -> list[np.ndarray]:
+    """For each supertile, the indices of the circles touching it, in circle order (bin_emit)."""
+    return [np.nonzero(touches(ranges, s))[0].astype(np.int32) for s in range(SUPERTILES)]
+
+
+def list_capacity(radius: np.ndarray, width: int, height: int, super_px: int) -> int:
+    """An upper bound on the list entries of circles with these radii, wherever they are: a box
+    of side L pixels touches at most L // super_px + 2 supertiles per axis."""
+    r = np.asarray(radius, dtype=np.float64)
+    def per_axis(size):
+        return np.minimum(SUPER_GRID, (2 * r * size + 2) // super_px + 2)
+    return int((per_axis(width) * per_axis(height)).sum())

@@ -1,0 +1,66 @@
+"""The binning stage's NumPy twin (renderer/binning.py): sizes, lists and capacity bound."""
+import numpy as np
+import pytest
+
+from renderer import binning
+from renderer.animation import advance
+from renderer.constants import SUPER_GRID, TILE_SIZE
+from renderer.shading import circle_bounds
+from scenes import SCENE_NAMES, make_scene
+
+
+@pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 80), (64, 16), (4096, 512)])
+def test_supertile_px_is_whole_tiles_covering_the_image(size, expected):
+    px = binning.supertile_px(size, size)
+    assert px == expected
+    assert px % TILE_SIZE == 0 and px * SUPER_GRID >= size
+
+
+def _ranges(scene, size):
+    return binning.super_ranges(scene.position, scene.radius, size, size, binning.supertile_px(size, size))
+
+
+@pytest.mark.parametrize("scene", ["rand10k", "snow", "biglittle", "pattern"])
+@pytest.mark.parametrize("size", [64, 517])
+def test_every_tile_finds_its_circles_in_its_supertile_list(scene, size):
+    s = make_scene(scene)
+    advance(s)
+    px = binning.supertile_px(size, size)
+    lists = binning.supertile_lists(_ranges(s, size))
+    x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
+    for ty in range(0, size, TILE_SIZE * 3):
+        for tx in range(0, size, TILE_SIZE * 3):
+            need = np.nonzero((x0 < min(tx + TILE_SIZE, size)) & (x1 > tx) & (y0 < min(ty + TILE_SIZE, size))
+                              & (y1 > ty) & (x0 < x1) & (y0 < y1))[0]
+            listed = lists[(ty // px) * SUPER_GRID + tx // px]
+            assert np.all(np.diff(listed) > 0), "lists are in circle order"
+            assert np.isin(need, listed).all()
+
+
+@pytest.mark.parametrize("scene", ["rand10k", "snow", "micro2M"])
+def test_counts_offsets_and_lists_agree(scene):
+    s = make_scene(scene)
+    ranges = _ranges(s, 256)
+    counts = binning.bin_counts(ranges)
+    offsets = binning.bin_offsets(counts)
+    lists = binning.supertile_lists(ranges)
+    assert counts.shape == (binning.SUPERTILES, binning.chunks(s.n))
+    assert [len(x) for x in lists] == list(counts.sum(axis=1))
+    assert offsets[-1] == sum(len(x) for x in lists)
+    starts = offsets[:-1].reshape(binning.SUPERTILES, -1)[:, 0]
+    assert np.array_equal(np.diff(np.append(starts, offsets[-1])), [len(x) for x in lists])
+
+
+@pytest.mark.parametrize("scene", SCENE_NAMES)
+@pytest.mark.parametrize("size", [64, 517, 1024])
+def test_capacity_bounds_the_lists_over_the_animation(scene, size):
+    s = make_scene(scene)
+    px = binning.supertile_px(size, size)
+    cap = binning.list_capacity(s.radius, size, size, px)
+    # hypnosis grows its radii, so its load-time bound holds for the loaded frame only (the
+    # renderer falls back to walking every circle when a list overflows)
+    steps = 0 if scene == "hypnosis" else 3 if s.animation else 0
+    for step in range(steps + 1):
+        entries = sum(len(x) for x in binning.supertile_lists(_ranges(s, size)))
+        assert entries <= cap, f"step {step}"
+        advance(s)
