@@ -21,15 +21,31 @@ constexpr unsigned FULL = 0xffffffffu;
 // is empty, i.e. the circle covers no pixel centre of the image.
 struct SuperRange { int x0, x1, y0, y1; };
 
-__device__ __forceinline__ SuperRange super_range(const float4* __restrict__ circles, int i, int n,
-                                                  int width, int height, int super_px) {
+__device__ __forceinline__ SuperRange super_range(float4 c, bool valid, int width, int height,
+                                                  int super_px) {
     SuperRange r = {1, 0, 1, 0};
-    if (i < n) {
-        PixelBox b = circle_box(circles[i], width, height);
+    if (valid) {
+        PixelBox b = circle_box(c, width, height);
         if (b.x0 < b.x1 && b.y0 < b.y1)
             r = {b.x0 / super_px, (b.x1 - 1) / super_px, b.y0 / super_px, (b.y1 - 1) / super_px};
     }
     return r;
+}
+
+// Walks a warp's BIN_ITEMS * 32 circles from `first`, 32 at a time, loading the next 32 while
+// the current ones are binned; calls visit(i, range) with lane's circle i of each group.
+template <class Visit>
+__device__ __forceinline__ void for_each_circle_group(const float4* __restrict__ circles, int n,
+                                                      int first, int width, int height,
+                                                      int super_px, Visit visit) {
+    const int lane = threadIdx.x & 31;
+    float4 next = first + lane < n ? circles[first + lane] : make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int it = 0; it < BIN_ITEMS && first + it * 32 < n; ++it) {
+        const int i = first + it * 32 + lane;
+        const float4 c = next;
+        if (it + 1 < BIN_ITEMS && i + 32 < n) next = circles[i + 32];
+        visit(i, super_range(c, i < n, width, height, super_px));
+    }
 }
 
 // For each supertile s touched by any of the warp's 32 circles, in increasing s, call
@@ -58,12 +74,11 @@ bin_count(const float4* __restrict__ circles, int n, int width, int height, int 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int first = blockIdx.x * BIN_CHUNK + warp * 32 * BIN_ITEMS;
     int held[LANE_SLOTS] = {};
-    for (int it = 0; it < BIN_ITEMS && first + it * 32 < n; ++it) {
-        const SuperRange r = super_range(circles, first + it * 32 + lane, n, width, height, super_px);
+    for_each_circle_group(circles, n, first, width, height, super_px, [&](int, SuperRange r) {
         for_each_supertile(r, [&](int s, unsigned hits) {
             if ((s & 31) == lane) held[s >> 5] += __popc(hits);
         });
-    }
+    });
 #pragma unroll
     for (int k = 0; k < LANE_SLOTS; ++k)
         if (k * 32 + lane < SUPERTILES) per_warp[warp][k * 32 + lane] = held[k];
@@ -121,9 +136,7 @@ bin_emit(const float4* __restrict__ circles, int n, int width, int height, int s
         next[k] = s < SUPERTILES ? offsets[s * chunks + blockIdx.x] +
                                    warp_offsets[(blockIdx.x * BIN_WARPS + warp) * SUPERTILES + s] : 0;
     }
-    for (int it = 0; it < BIN_ITEMS && first + it * 32 < n; ++it) {
-        const int i = first + it * 32 + lane;
-        const SuperRange r = super_range(circles, i, n, width, height, super_px);
+    for_each_circle_group(circles, n, first, width, height, super_px, [&](int i, SuperRange r) {
         for_each_supertile(r, [&](int s, unsigned hits) {
             const int base = __shfl_sync(FULL, next[s >> 5], s & 31);
             if (hits >> lane & 1u) {
@@ -132,20 +145,47 @@ bin_emit(const float4* __restrict__ circles, int n, int width, int height, int s
             }
             if ((s & 31) == lane) next[s >> 5] = base + __popc(hits);
         });
+    });
+}
+
+// Which of this thread's CULL_ITEMS circles of the chunk below `top` touch the tile: circle
+// entry k = top - 1 - (m * BLOCK_THREADS + threadIdx.x) for item m (coalesced loads; all
+// items in flight at once). Hits are returned as bit fields of 16 bits, one per item.
+struct Candidates { float4 c[CULL_ITEMS]; int index[CULL_ITEMS]; };
+
+__device__ __forceinline__ unsigned long long cull_chunk(
+        Candidates& cand, const float4* __restrict__ circles, const int* __restrict__ list,
+        bool listed, int top, int begin, int width, int height, int tx0, int tx1, int ty0, int ty1) {
+    unsigned long long hits = 0;
+#pragma unroll
+    for (int m = 0; m < CULL_ITEMS; ++m) {
+        const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
+        if (k >= begin) {
+            cand.index[m] = listed ? list[k] : k;
+            cand.c[m] = circles[cand.index[m]];
+            const PixelBox b = circle_box(cand.c[m], width, height);
+            if (b.x0 < tx1 && b.x1 > tx0 && b.y0 < ty1 && b.y1 > ty0) hits |= 1ull << (16 * m);
+        }
     }
+    return hits;
 }
 
 // One block per tile. With binned != 0 (and lists that fit their capacity) the tile walks its
 // supertile's list, otherwise every circle. cleared != 0: the image behind the circles is the
 // clear colour of each row (the clear fused into the render); otherwise the image as it is.
+// Each step culls CULL_ITEMS * BLOCK_THREADS circles, compacts the hits in descending circle
+// order into shared memory with one block scan, and composites them front to back.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 render_fast(const float4* __restrict__ circles, const float* __restrict__ colors, int n,
             const int* __restrict__ list, const int* __restrict__ offsets, int chunks, int capacity,
             int super_px, int binned, float4* __restrict__ image, const float4* __restrict__ rows,
             int cleared, int width, int height, int snow) {
-    __shared__ float4 tile_circles[BLOCK_THREADS];
-    __shared__ float3 tile_colors[BLOCK_THREADS];
-    __shared__ int warp_sums[32];
+    static_assert(CULL_ITEMS >= 1 && CULL_ITEMS <= 4 && BLOCK_THREADS * CULL_ITEMS < 65536,
+                  "hit counts are 16-bit fields of one 64-bit scan");
+    constexpr int STEP = BLOCK_THREADS * CULL_ITEMS;
+    __shared__ float4 tile_circles[STEP];
+    __shared__ float3 tile_colors[STEP];
+    __shared__ unsigned long long warp_sums[32];
     const int tx0 = blockIdx.x * TILE_SIZE, ty0 = blockIdx.y * TILE_SIZE;
     const int tx1 = min(tx0 + TILE_SIZE, width), ty1 = min(ty0 + TILE_SIZE, height);
     const int x = tx0 + threadIdx.x % TILE_SIZE, y = ty0 + threadIdx.x / TILE_SIZE;
@@ -164,22 +204,23 @@ render_fast(const float4* __restrict__ circles, const float* __restrict__ colors
     float T = inside ? 1.f : 0.f, alpha_sum = 0.f;
     float3 acc = make_float3(0.f, 0.f, 0.f);
 
-    for (int top = end; top > begin; top -= BLOCK_THREADS) {
-        const int k = top - 1 - (int)threadIdx.x;     // thread order = descending circle order
-        int hit = 0, i = 0;
-        float4 c;
-        if (k >= begin) {
-            i = listed ? list[k] : k;
-            c = circles[i];
-            const PixelBox b = circle_box(c, width, height);
-            hit = b.x0 < tx1 && b.x1 > tx0 && b.y0 < ty1 && b.y1 > ty0;
-        }
-        int count;
-        const int slot = block_exclusive_scan<BLOCK_THREADS>(hit, count, warp_sums);
-        if (hit) {
-            tile_circles[slot] = c;
-            tile_colors[slot] = snow ? make_float3(0.f, 0.f, 0.f)
-                                     : make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]);
+    for (int top = end; top > begin; top -= STEP) {
+        Candidates cand;
+        const unsigned long long hits = cull_chunk(cand, circles, list, listed, top, begin, width,
+                                                   height, tx0, tx1, ty0, ty1);
+        unsigned long long totals;
+        const unsigned long long before = block_exclusive_scan<BLOCK_THREADS>(hits, totals, warp_sums);
+        int count = 0;       // item m of every thread comes before item m + 1 of any thread
+#pragma unroll
+        for (int m = 0; m < CULL_ITEMS; ++m) {
+            if (hits >> (16 * m) & 1ull) {
+                const int slot = count + (int)(before >> (16 * m) & 0xffffull);
+                const int i = cand.index[m];
+                tile_circles[slot] = cand.c[m];
+                tile_colors[slot] = snow ? make_float3(0.f, 0.f, 0.f)
+                                         : make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]);
+            }
+            count += (int)(totals >> (16 * m) & 0xffffull);
         }
         __syncthreads();
         for (int j = 0; j < count && T >= T_EPS; ++j) {

@@ -15,15 +15,15 @@ from .shading import circle_bounds
 SUPERTILES = SUPER_GRID * SUPER_GRID
 
 
-def supertile_px(width: int, height: int) -> int:
-    """Side of a supertile in pixels: whole tiles, SUPER_GRID of them covering the image."""
+def supertile_px(width: int, height: int, grid: int = SUPER_GRID) -> int:
+    """Side of a supertile in pixels: whole tiles, ``grid`` of them covering the image."""
     tiles = -(-max(width, height) // TILE_SIZE)
-    return TILE_SIZE * -(-tiles // SUPER_GRID)
+    return TILE_SIZE * -(-tiles // grid)
 
 
-def chunks(n: int) -> int:
+def chunks(n: int, chunk: int = BIN_CHUNK) -> int:
     """Number of binning chunks (columns of the counts matrix) for n circles."""
-    return max(1, -(-n // BIN_CHUNK))
+    return max(1, -(-n // chunk))
 
 
 def super_ranges(position, radius, width: int, height: int, super_px: int):
@@ -65,10 +65,11 @@ def supertile_lists(ranges) -> list[np.ndarray]:
     return [np.nonzero(touches(ranges, s))[0].astype(np.int32) for s in range(SUPERTILES)]
 
 
-def list_capacity(radius: np.ndarray, width: int, height: int, super_px: int) -> int:
+def list_capacity(radius: np.ndarray, width: int, height: int, super_px: int,
+                  grid: int = SUPER_GRID) -> int:
     """An upper bound on the list entries of circles with these radii, wherever they are: a box
     of side L pixels touches at most L // super_px + 2 supertiles per axis."""
     r = np.asarray(radius, dtype=np.float64)
     def per_axis(size):
-        return np.minimum(SUPER_GRID, (2 * r * size + 2) // super_px + 2)
+        return np.minimum(grid, (2 * r * size + 2) // super_px + 2)
     return int((per_axis(width) * per_axis(height)).sum())

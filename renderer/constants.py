@@ -9,6 +9,7 @@ SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPE
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_ITEMS = 16                       # circles per thread per binning chunk
 BIN_CHUNK = BIN_THREADS * BIN_ITEMS  # circles per binning block (one column of the counts matrix)
+CULL_ITEMS = 4                       # circles each thread tests per step of a tile's walk
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
 T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
                                      # what it leaves out is at most T_EPS * max colour
@@ -18,5 +19,5 @@ def compile_defines() -> dict[str, int | float]:
     """The -D macros every kernel module is compiled with."""
     return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
             "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "BIN_ITEMS": BIN_ITEMS,
-            "BIN_CHUNK": BIN_CHUNK,
+            "BIN_CHUNK": BIN_CHUNK, "CULL_ITEMS": CULL_ITEMS,
             "T_EPS": T_EPS}

@@ -19,12 +19,14 @@ import numpy as np
 from scenes.scene import SNOW, Scene
 
 from . import binning
-from .constants import BIN_MIN_CIRCLES, BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK, TILE_SIZE
+from . import constants
+from .constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK, TILE_SIZE
 from .cuda_module import Launch, device_synchronize, load_module
 from .cuda_tiled import CudaSceneState, _blocks, clear_launch
 from .shading import clear_rows
 
 BIN_WARPS = BIN_THREADS // 32
+TUNABLE = ("SUPER_GRID", "BIN_ITEMS", "CULL_ITEMS", "BIN_MIN_CIRCLES")   # see renderer/constants.py
 
 
 class FastCudaRenderer:
@@ -34,10 +36,17 @@ class FastCudaRenderer:
     kernel_file = "render_fast.cu"
     stage_names = ("bin", "draw")      # render() runs these in order (bench times each)
 
-    def __init__(self, binned: bool | None = None, capacity: int | None = None):
+    def __init__(self, binned: bool | None = None, capacity: int | None = None,
+                 tuning: dict | None = None):
         # binned: None picks by circle count; capacity: list size override (tests use a small
-        # one to exercise the fallback to walking every circle)
+        # one to exercise the fallback to walking every circle); tuning: other values for the
+        # TUNABLE constants (benchmarks/stage_probe.py compares them)
         self._binned_choice, self._capacity_choice = binned, capacity
+        unknown = set(tuning or {}) - set(TUNABLE)
+        if unknown:
+            raise ValueError(f"not tunable: {sorted(unknown)}; tunable: {', '.join(TUNABLE)}")
+        self.tuning = {k: getattr(constants, k) for k in TUNABLE} | (tuning or {})
+        self.tuning["BIN_CHUNK"] = BIN_THREADS * self.tuning["BIN_ITEMS"]
 
     def load(self, scene: Scene, width: int, height: int) -> None:
         import cupy as cp
@@ -45,27 +54,30 @@ class FastCudaRenderer:
         self.width, self.height = width, height
         self.state = st = CudaSceneState(scene)
         n = scene.n
-        self.binned = n >= BIN_MIN_CIRCLES if self._binned_choice is None else self._binned_choice
-        self.super_px = binning.supertile_px(width, height)
-        self.chunks = binning.chunks(n) if self.binned else 1
-        cap = binning.list_capacity(scene.radius, width, height, self.super_px) if self.binned else 0
+        t = self.tuning
+        grid = t["SUPER_GRID"]
+        self.supertiles = grid * grid
+        self.binned = n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
+        self.super_px = binning.supertile_px(width, height, grid)
+        self.chunks = binning.chunks(n, t["BIN_CHUNK"]) if self.binned else 1
+        cap = binning.list_capacity(scene.radius, width, height, self.super_px, grid) if self.binned else 0
         self.capacity = cap if self._capacity_choice is None else self._capacity_choice
-        self.offsets = cp.zeros(binning.SUPERTILES * self.chunks + 1, dtype=np.int32)
-        self.warp_offsets = cp.zeros(self.chunks * BIN_WARPS * binning.SUPERTILES, dtype=np.int32)
+        self.offsets = cp.zeros(self.supertiles * self.chunks + 1, dtype=np.int32)
+        self.warp_offsets = cp.zeros(self.chunks * BIN_WARPS * self.supertiles, dtype=np.int32)
         self.list = cp.zeros(max(self.capacity, 1), dtype=np.int32)
         self.image = cp.empty((height, width, 4), dtype=np.float32)
         self.rows = cp.asarray(clear_rows(height, scene.shading))
         self._clear_now = clear_launch(self.image, self.rows, width, height)
         self._pending_clear = False
 
-        module = load_module(self.kernel_file)
+        module = load_module(self.kernel_file, {k: v for k, v in t.items() if k != "BIN_MIN_CIRCLES"})
         w, h, sp, ch = i32(width), i32(height), i32(self.super_px), i32(self.chunks)
         geometry = (st.circles, i32(n), w, h, sp)
         self._bin = [
             Launch(module.get_function("bin_count"), (self.chunks,), (BIN_THREADS,),
                    (*geometry, self.offsets, self.warp_offsets, ch)),
             Launch(module.get_function("bin_scan"), (1,), (SCAN_BLOCK,),
-                   (self.offsets, i32(binning.SUPERTILES * self.chunks))),
+                   (self.offsets, i32(self.supertiles * self.chunks))),
             Launch(module.get_function("bin_emit"), (self.chunks,), (BIN_THREADS,),
                    (*geometry, self.offsets, self.warp_offsets, ch, self.list, i32(self.capacity))),
         ]
@@ -109,6 +121,11 @@ class FastCudaRenderer:
             self._clear_now()
             self._pending_clear = False
         return self.image.get()
+
+    def kernel_launches(self) -> list[tuple[str, object]]:
+        """(name, launch) of every kernel ``render()`` runs after a ``clear()``, in order."""
+        names = ("bin_count", "bin_scan", "bin_emit") if self.binned else ()
+        return [*zip(names, self._bin), ("render_fast", self._draw[True])]
 
     def binned_lists(self):
         """The last ``bin()``'s offsets and list on the host, for the stage tests."""

@@ -84,10 +84,13 @@ class Launch:
                 values.append(ctypes.c_void_p(a.data.ptr))
             elif isinstance(a, np.int32):
                 values.append(ctypes.c_int32(int(a)))
+            elif isinstance(a, np.int64):
+                values.append(ctypes.c_int64(int(a)))
             elif isinstance(a, np.float32):
                 values.append(ctypes.c_float(float(a)))
             else:
-                raise TypeError(f"kernel scalars must be np.int32 or np.float32, got {type(a).__name__}")
+                raise TypeError("kernel scalars must be np.int32, np.int64 or np.float32, "
+                                f"got {type(a).__name__}")
         self._values = values
         self._params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
         self._params_ptr = ctypes.addressof(self._params)

@@ -26,6 +26,8 @@ from .shading import (FLAT_ALPHA, blend_planes, circle_bounds, clear_rows, cover
 
 f32 = np.float32
 SMALL_BOX_AREA = 150        # circles with a pixel box this small take the pairs path
+MIN_RUN = 64                # shorter runs of one kind are merged into their neighbours
+PAIR_MAX_AREA = 4096        # ... but no box bigger than this goes down the pairs path
 PAIR_BUDGET = 4_000_000     # (circle, pixel) pairs handled per NumPy batch
 
 
@@ -157,14 +159,30 @@ def _render_band(planes, scene, runs, small, area, bounds, cx, cy, progress):
             _render_boxes(planes, scene, run, bounds, cx, cy, progress, int(run[0]))
 
 
+def _runs(small: np.ndarray) -> list[np.ndarray]:
+    """Index runs of consecutive circles with the same ``small`` value."""
+    cuts = np.flatnonzero(np.diff(small.astype(np.int8))) + 1
+    return [r for r in np.split(np.arange(small.size), cuts) if r.size]
+
+
 def _plan(scene: Scene, width: int, height: int):
     """Pixel boxes, box areas, which circles are small, and the runs of consecutive small or big
-    circles. Runs are rendered in order, each by its path, so serial order holds."""
+    circles. Runs are rendered in order, each by its path, so serial order holds.
+
+    Each run costs a fixed overhead, so short runs are merged away: where sizes straddle
+    SMALL_BOX_AREA (rand1M at 517 pixels) the kinds would alternate every few circles. Short
+    runs of big circles (boxes up to PAIR_MAX_AREA) join the pairs path first; the short small
+    runs left between long big runs then join the box path."""
     bounds = circle_bounds(scene.position, scene.radius, width, height)
     area = (bounds[1] - bounds[0]).astype(np.int64) * (bounds[3] - bounds[2])
     small = area <= SMALL_BOX_AREA
-    cuts = np.flatnonzero(np.diff(small.astype(np.int8))) + 1
-    return bounds, area, small, [r for r in np.split(np.arange(scene.n), cuts) if r.size]
+    for run in _runs(small):
+        if not small[run[0]] and run.size < MIN_RUN and area[run].max() <= PAIR_MAX_AREA:
+            small[run] = True
+    for run in _runs(small):
+        if small[run[0]] and run.size < MIN_RUN:
+            small[run] = False
+    return bounds, area, small, _runs(small)
 
 
 def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,

@@ -72,3 +72,15 @@ def test_to_bytes_truncates_and_flips():
     b = to_bytes(img)
     assert b[1, 0].tolist() == [255, 254, 255]   # bottom row written last
     assert b[0, 0].tolist() == [0, 127, 1]
+
+
+def test_plan_merges_short_runs_where_sizes_straddle_the_threshold():
+    # rand1M at 517: box areas straddle SMALL_BOX_AREA, so raw runs are a few circles long
+    from renderer.reference import MIN_RUN, PAIR_MAX_AREA, SMALL_BOX_AREA, _plan
+    s = make_scene("rand1M")
+    _, area, small, runs = _plan(s, 517, 517)
+    raw = np.count_nonzero(np.diff((area <= SMALL_BOX_AREA).astype(np.int8))) + 1
+    assert raw > 100_000 and len(runs) < raw // 1000
+    assert all(r.size >= MIN_RUN for r in runs)
+    assert area[small].max() <= PAIR_MAX_AREA
+    assert np.array_equal(np.concatenate(runs), np.arange(s.n))
