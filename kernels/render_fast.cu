@@ -1,14 +1,17 @@
-// The fast renderer, in two stages.
+// The fast renderer. Per frame:
 //
-// 1. Binning (scenes with many circles): each circle is listed under every supertile (one of
-//    SUPER_GRID x SUPER_GRID) that its pixel box touches, in circle order. Count per
-//    (chunk of circles, supertile), exclusive scan, emit: each warp ranks its 32 circles with
-//    a ballot, so the lists come out ordered without any sort.
-// 2. Per tile (TILE_SIZE x TILE_SIZE pixels, one thread per pixel): walk the supertile's list
-//    (or every circle) from the LAST circle to the first, cull against the tile BLOCK_THREADS at
-//    a time, composite front to back with transmittance T, and stop once every pixel of the
-//    tile has T < T_EPS. "Over" is associative, so this equals serial blending up to rounding
-//    and the at most T_EPS * max colour that the circles behind a finished pixel would add.
+// 1. tile_boxes: every circle's pixel box, in tiles, packed into one 32-bit word, next to its
+//    index: an "entry". Culling then reads 8 bytes per circle and tests it in 3 instructions.
+// 2. Binning (scenes with many circles): every entry is listed under each supertile (one of
+//    SUPER_GRID x SUPER_GRID) its box touches, in circle order: count per (chunk of circles,
+//    supertile), exclusive scan, emit. Each warp ranks its 32 circles with ballots, so the
+//    lists come out ordered without a sort.
+// 3. render_fast, one block per tile (TILE_SIZE x TILE_SIZE pixels, one thread per pixel):
+//    walk the supertile's list (or every entry) from the LAST circle to the first, cull
+//    CULL_ITEMS * BLOCK_THREADS entries per step, composite the hits front to back with
+//    transmittance T, and stop once every pixel of the tile has T < T_EPS. "Over" is
+//    associative, so this equals serial blending up to rounding and the at most
+//    T_EPS * max colour that the circles behind a finished pixel would have added.
 #include "shade.cuh"
 #include "scan.cuh"
 
@@ -16,35 +19,52 @@ constexpr int SUPERTILES = SUPER_GRID * SUPER_GRID;
 constexpr int BIN_WARPS = BIN_THREADS / 32;
 constexpr int LANE_SLOTS = (SUPERTILES + 31) / 32;   // per-supertile counters each lane holds
 constexpr unsigned FULL = 0xffffffffu;
+constexpr unsigned NO_TILES = 0x000000ffu;           // x0 = 255 > x1 = 0: touches no tile
 
-// Inclusive range of supertiles touched by a circle's pixel box; empty (x0 > x1) when the box
-// is empty, i.e. the circle covers no pixel centre of the image.
-struct SuperRange { int x0, x1, y0, y1; };
+// ---- packed tile boxes: bytes (x0, x1, y0, y1), inclusive tile indices, so images of up to
+// ---- 256 tiles a side. A circle whose pixel box is empty covers no pixel: NO_TILES.
 
-__device__ __forceinline__ SuperRange super_range(float4 c, bool valid, int width, int height,
-                                                  int super_px) {
-    SuperRange r = {1, 0, 1, 0};
-    if (valid) {
-        PixelBox b = circle_box(c, width, height);
-        if (b.x0 < b.x1 && b.y0 < b.y1)
-            r = {b.x0 / super_px, (b.x1 - 1) / super_px, b.y0 / super_px, (b.y1 - 1) / super_px};
-    }
-    return r;
+__device__ __forceinline__ unsigned pack_tile_box(float4 c, int width, int height) {
+    const PixelBox b = circle_box(c, width, height);
+    if (b.x0 >= b.x1 || b.y0 >= b.y1) return NO_TILES;
+    return (unsigned)(b.x0 / TILE_SIZE) | (unsigned)((b.x1 - 1) / TILE_SIZE) << 8 |
+           (unsigned)(b.y0 / TILE_SIZE) << 16 | (unsigned)((b.y1 - 1) / TILE_SIZE) << 24;
 }
 
-// Walks a warp's BIN_ITEMS * 32 circles from `first`, 32 at a time, loading the next 32 while
-// the current ones are binned; calls visit(i, range) with lane's circle i of each group.
+// tile = (tx, tx, ty, ty) in bytes. Per byte: tx >= x0, x1 >= tx, ty >= y0, y1 >= ty.
+__device__ __forceinline__ bool box_has_tile(unsigned box, unsigned tile) {
+    return __vcmpgeu4(__byte_perm(tile, box, 0x7250), __byte_perm(tile, box, 0x3614)) == FULL;
+}
+
+extern "C" __global__ void tile_boxes(const float4* __restrict__ circles, int n, int width,
+                                      int height, uint2* __restrict__ entries) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) entries[i] = make_uint2((unsigned)i, pack_tile_box(circles[i], width, height));
+}
+
+// ---- binning ----
+
+// Inclusive supertile range of a packed tile box (x0 > x1 when it touches no tile).
+struct SuperRange { int x0, x1, y0, y1; };
+
+__device__ __forceinline__ SuperRange super_range(unsigned box, int tiles_per_super) {
+    return {(int)(box & 0xffu) / tiles_per_super, (int)(box >> 8 & 0xffu) / tiles_per_super,
+            (int)(box >> 16 & 0xffu) / tiles_per_super, (int)(box >> 24) / tiles_per_super};
+}
+
+// Walks a warp's `items` groups of 32 entries from `first`, loading the next group while the
+// current one is binned; calls visit(entry, range, valid) with the lane's entry of each group.
 template <class Visit>
-__device__ __forceinline__ void for_each_circle_group(const float4* __restrict__ circles, int n,
-                                                      int first, int width, int height,
-                                                      int super_px, Visit visit) {
+__device__ __forceinline__ void for_each_entry_group(const uint2* __restrict__ entries, int n,
+                                                     int first, int items, int tiles_per_super,
+                                                     Visit visit) {
     const int lane = threadIdx.x & 31;
-    float4 next = first + lane < n ? circles[first + lane] : make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int it = 0; it < BIN_ITEMS && first + it * 32 < n; ++it) {
+    uint2 next = first + lane < n ? entries[first + lane] : make_uint2(0u, NO_TILES);
+    for (int it = 0; it < items && first + it * 32 < n; ++it) {
         const int i = first + it * 32 + lane;
-        const float4 c = next;
-        if (it + 1 < BIN_ITEMS && i + 32 < n) next = circles[i + 32];
-        visit(i, super_range(c, i < n, width, height, super_px));
+        const uint2 e = next;
+        if (it + 1 < items && i + 32 < n) next = entries[i + 32];
+        visit(e, super_range(i < n ? e.y : NO_TILES, tiles_per_super));
     }
 }
 
@@ -64,17 +84,17 @@ __device__ __forceinline__ void for_each_supertile(SuperRange r, Visit visit) {
     }
 }
 
-// Block b handles circles [b * BIN_CHUNK, (b + 1) * BIN_CHUNK), each warp BIN_ITEMS * 32 of
-// them. Writes counts[s * chunks + b] (circles of the chunk touching s) and, for the emit
-// kernel, warp_offsets[(b * BIN_WARPS + w) * SUPERTILES + s] (those before warp w).
+// Block b handles entries [b * chunk, (b + 1) * chunk), chunk = BIN_THREADS * items, each warp
+// 32 * items of them. Writes counts[s * chunks + b] (entries of the chunk touching s) and, for
+// bin_emit, warp_offsets[(b * BIN_WARPS + w) * SUPERTILES + s] (those before warp w).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-bin_count(const float4* __restrict__ circles, int n, int width, int height, int super_px,
+bin_count(const uint2* __restrict__ entries, int n, int tiles_per_super, int items,
           int* __restrict__ counts, int* __restrict__ warp_offsets, int chunks) {
     __shared__ int per_warp[BIN_WARPS][SUPERTILES];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int first = blockIdx.x * BIN_CHUNK + warp * 32 * BIN_ITEMS;
+    const int first = (blockIdx.x * BIN_WARPS + warp) * 32 * items;
     int held[LANE_SLOTS] = {};
-    for_each_circle_group(circles, n, first, width, height, super_px, [&](int, SuperRange r) {
+    for_each_entry_group(entries, n, first, items, tiles_per_super, [&](uint2, SuperRange r) {
         for_each_supertile(r, [&](int s, unsigned hits) {
             if ((s & 31) == lane) held[s >> 5] += __popc(hits);
         });
@@ -97,7 +117,7 @@ bin_count(const float4* __restrict__ circles, int n, int width, int height, int 
 // supertile s's list is list[counts[s * chunks], counts[(s + 1) * chunks]).
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
 bin_scan(int* __restrict__ counts, int len) {
-    constexpr int ITEMS = 4;
+    constexpr int ITEMS = 8;
     __shared__ int warp_sums[32];
     int carry = 0;
     for (int base = 0; base < len; base += SCAN_BLOCK * ITEMS) {
@@ -120,82 +140,87 @@ bin_scan(int* __restrict__ counts, int len) {
     if (threadIdx.x == 0) counts[len] = carry;
 }
 
-// Same walk as bin_count; each circle index is written at its ordered place in every list it
-// belongs to. Writes past capacity are dropped (render_fast then ignores the lists).
+// Same walk as bin_count; each entry is written at its ordered place in every list it belongs
+// to. Writes past capacity are dropped (render_fast then walks every entry instead).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-bin_emit(const float4* __restrict__ circles, int n, int width, int height, int super_px,
+bin_emit(const uint2* __restrict__ entries, int n, int tiles_per_super, int items,
          const int* __restrict__ offsets, const int* __restrict__ warp_offsets, int chunks,
-         int* __restrict__ list, int capacity) {
+         uint2* __restrict__ list, int capacity) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int first = blockIdx.x * BIN_CHUNK + warp * 32 * BIN_ITEMS;
+    const int first = (blockIdx.x * BIN_WARPS + warp) * 32 * items;
     const unsigned lower = (1u << lane) - 1u;
-    int next[LANE_SLOTS];   // lane l: where this warp's next circle for supertile 32k + l goes
+    int next[LANE_SLOTS];   // lane l: where this warp's next entry for supertile 32k + l goes
 #pragma unroll
     for (int k = 0; k < LANE_SLOTS; ++k) {
         const int s = k * 32 + lane;
         next[k] = s < SUPERTILES ? offsets[s * chunks + blockIdx.x] +
                                    warp_offsets[(blockIdx.x * BIN_WARPS + warp) * SUPERTILES + s] : 0;
     }
-    for_each_circle_group(circles, n, first, width, height, super_px, [&](int i, SuperRange r) {
+    for_each_entry_group(entries, n, first, items, tiles_per_super, [&](uint2 e, SuperRange r) {
         for_each_supertile(r, [&](int s, unsigned hits) {
             const int base = __shfl_sync(FULL, next[s >> 5], s & 31);
             if (hits >> lane & 1u) {
                 const int pos = base + __popc(hits & lower);
-                if (pos < capacity) list[pos] = i;
+                if (pos < capacity) list[pos] = e;
             }
             if ((s & 31) == lane) next[s >> 5] = base + __popc(hits);
         });
     });
 }
 
-// Which of this thread's CULL_ITEMS circles of the chunk below `top` touch the tile: circle
-// entry k = top - 1 - (m * BLOCK_THREADS + threadIdx.x) for item m (coalesced loads; all
-// items in flight at once). Hits are returned as bit fields of 16 bits, one per item.
-struct Candidates { float4 c[CULL_ITEMS]; int index[CULL_ITEMS]; };
+// ---- per-tile walk ----
 
-__device__ __forceinline__ unsigned long long cull_chunk(
-        Candidates& cand, const float4* __restrict__ circles, const int* __restrict__ list,
-        bool listed, int top, int begin, int width, int height, int tx0, int tx1, int ty0, int ty1) {
+// Entries k = top - 1 - (m * BLOCK_THREADS + threadIdx.x), m < CULL_ITEMS (coalesced, all in
+// flight at once). Returns which touch the tile as 16-bit fields, one per item, and loads the
+// circles of the hits.
+struct Candidates { float4 c[CULL_ITEMS]; unsigned index[CULL_ITEMS]; };
+
+__device__ __forceinline__ unsigned long long cull_step(Candidates& cand,
+                                                        const uint2* __restrict__ entries,
+                                                        const float4* __restrict__ circles,
+                                                        int top, int begin, unsigned tile) {
     unsigned long long hits = 0;
 #pragma unroll
     for (int m = 0; m < CULL_ITEMS; ++m) {
         const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
         if (k >= begin) {
-            cand.index[m] = listed ? list[k] : k;
-            cand.c[m] = circles[cand.index[m]];
-            const PixelBox b = circle_box(cand.c[m], width, height);
-            if (b.x0 < tx1 && b.x1 > tx0 && b.y0 < ty1 && b.y1 > ty0) hits |= 1ull << (16 * m);
+            const uint2 e = entries[k];
+            if (box_has_tile(e.y, tile)) {
+                hits |= 1ull << (16 * m);
+                cand.index[m] = e.x;
+                cand.c[m] = circles[e.x];
+            }
         }
     }
     return hits;
 }
 
-// One block per tile. With binned != 0 (and lists that fit their capacity) the tile walks its
-// supertile's list, otherwise every circle. cleared != 0: the image behind the circles is the
-// clear colour of each row (the clear fused into the render); otherwise the image as it is.
-// Each step culls CULL_ITEMS * BLOCK_THREADS circles, compacts the hits in descending circle
-// order into shared memory with one block scan, and composites them front to back.
+// One block per tile. all_entries: every circle's entry (tile_boxes); with binned != 0 and
+// lists within capacity the tile walks its supertile's list instead. cleared != 0: the image
+// behind the circles is each row's clear colour (the clear fused into the render).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-render_fast(const float4* __restrict__ circles, const float* __restrict__ colors, int n,
-            const int* __restrict__ list, const int* __restrict__ offsets, int chunks, int capacity,
-            int super_px, int binned, float4* __restrict__ image, const float4* __restrict__ rows,
-            int cleared, int width, int height, int snow) {
+render_fast(const uint2* __restrict__ all_entries, int n, const uint2* __restrict__ list,
+            const int* __restrict__ offsets, int chunks, int capacity, int tiles_per_super,
+            int binned, const float4* __restrict__ circles, const float* __restrict__ colors,
+            float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width,
+            int height, int snow) {
     static_assert(CULL_ITEMS >= 1 && CULL_ITEMS <= 4 && BLOCK_THREADS * CULL_ITEMS < 65536,
                   "hit counts are 16-bit fields of one 64-bit scan");
     constexpr int STEP = BLOCK_THREADS * CULL_ITEMS;
     __shared__ float4 tile_circles[STEP];
     __shared__ float3 tile_colors[STEP];
     __shared__ unsigned long long warp_sums[32];
-    const int tx0 = blockIdx.x * TILE_SIZE, ty0 = blockIdx.y * TILE_SIZE;
-    const int tx1 = min(tx0 + TILE_SIZE, width), ty1 = min(ty0 + TILE_SIZE, height);
-    const int x = tx0 + threadIdx.x % TILE_SIZE, y = ty0 + threadIdx.x / TILE_SIZE;
+    const int tx = blockIdx.x, ty = blockIdx.y;
+    const unsigned tile = (unsigned)tx * 0x0101u | (unsigned)ty * 0x01010000u;
+    const int x = tx * TILE_SIZE + threadIdx.x % TILE_SIZE, y = ty * TILE_SIZE + threadIdx.x / TILE_SIZE;
     const bool inside = x < width && y < height;
     const float px = pixel_centre(x, width), py = pixel_centre(y, height);
 
+    const uint2* entries = all_entries;
     int begin = 0, end = n;
-    const bool listed = binned && offsets[SUPERTILES * chunks] <= capacity;
-    if (listed) {
-        const int s = (ty0 / super_px) * SUPER_GRID + tx0 / super_px;
+    if (binned && offsets[SUPERTILES * chunks] <= capacity) {
+        const int s = (ty / tiles_per_super) * SUPER_GRID + tx / tiles_per_super;
+        entries = list;
         begin = offsets[s * chunks];
         end = offsets[(s + 1) * chunks];
     }
@@ -206,8 +231,7 @@ render_fast(const float4* __restrict__ circles, const float* __restrict__ colors
 
     for (int top = end; top > begin; top -= STEP) {
         Candidates cand;
-        const unsigned long long hits = cull_chunk(cand, circles, list, listed, top, begin, width,
-                                                   height, tx0, tx1, ty0, ty1);
+        const unsigned long long hits = cull_step(cand, entries, circles, top, begin, tile);
         unsigned long long totals;
         const unsigned long long before = block_exclusive_scan<BLOCK_THREADS>(hits, totals, warp_sums);
         int count = 0;       // item m of every thread comes before item m + 1 of any thread
@@ -215,7 +239,7 @@ render_fast(const float4* __restrict__ circles, const float* __restrict__ colors
         for (int m = 0; m < CULL_ITEMS; ++m) {
             if (hits >> (16 * m) & 1ull) {
                 const int slot = count + (int)(before >> (16 * m) & 0xffffull);
-                const int i = cand.index[m];
+                const unsigned i = cand.index[m];
                 tile_circles[slot] = cand.c[m];
                 tile_colors[slot] = snow ? make_float3(0.f, 0.f, 0.f)
                                          : make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]);

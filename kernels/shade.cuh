@@ -1,5 +1,6 @@
 // Coverage, snow shading and blending: the CUDA twin of renderer/shading.py.
-// Compiled with --fmad=false, so each line rounds exactly as the NumPy reference does.
+// The tiled renderer is compiled with --fmad=false, so each line rounds exactly as the NumPy
+// reference does. The coverage test is exact under any flags (the fast renderer allows FMA).
 #pragma once
 
 // A circle's pixel box [x0, x1) x [y0, y1), clamped to the image, as the course computes it.
@@ -19,9 +20,11 @@ __device__ __forceinline__ float pixel_centre(int i, int size) {
     return (1.f / (float)size) * ((float)i + 0.5f);
 }
 
+// dx*dx + dy*dy rounded step by step (never fused): which pixels a circle covers must not
+// depend on compiler flags, or rim pixels would differ from the reference by a whole circle.
 __device__ __forceinline__ float dist2(float4 c, float px, float py) {
     float dx = c.x - px, dy = c.y - py;
-    return dx * dx + dy * dy;
+    return __fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy));
 }
 
 // Entry k of the snow ramp (1,1,1), (1,1,1), (.8,.9,1), (.8,.9,1), (.8,.8,1). Selects, not a

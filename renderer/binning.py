@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constants import BIN_CHUNK, SUPER_GRID, TILE_SIZE
+from .constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS, SUPER_GRID, TILE_SIZE
 from .shading import circle_bounds
 
 SUPERTILES = SUPER_GRID * SUPER_GRID
@@ -21,9 +21,31 @@ def supertile_px(width: int, height: int, grid: int = SUPER_GRID) -> int:
     return TILE_SIZE * -(-tiles // grid)
 
 
-def chunks(n: int, chunk: int = BIN_CHUNK) -> int:
+def items_per_thread(n: int) -> int:
+    """Circles per binning thread: enough blocks to fill the GPU, a counts matrix kept small."""
+    return int(min(BIN_MAX_ITEMS, max(1, -(-n // (BIN_THREADS * BIN_TARGET_BLOCKS)))))
+
+
+def chunk_size(n: int) -> int:
+    """Circles per binning block (one column of the counts matrix)."""
+    return BIN_THREADS * items_per_thread(n)
+
+
+def chunks(n: int, chunk: int) -> int:
     """Number of binning chunks (columns of the counts matrix) for n circles."""
     return max(1, -(-n // chunk))
+
+
+NO_TILES = 0xFF         # packed tile box that touches no tile (x0 = 255 > x1 = 0)
+
+
+def tile_boxes(position, radius, width: int, height: int) -> np.ndarray:
+    """Each circle's pixel box in tiles, packed as bytes (x0, x1, y0, y1), inclusive (uint32);
+    NO_TILES where the box is empty. The twin of kernels/render_fast.cu:tile_boxes."""
+    x0, x1, y0, y1 = (b.astype(np.uint32) for b in circle_bounds(position, radius, width, height))
+    t = TILE_SIZE
+    packed = x0 // t | ((x1 - 1) // t) << 8 | (y0 // t) << 16 | ((y1 - 1) // t) << 24
+    return np.where((x0 >= x1) | (y0 >= y1), np.uint32(NO_TILES), packed).astype(np.uint32)
 
 
 def super_ranges(position, radius, width: int, height: int, super_px: int):
@@ -43,14 +65,14 @@ def touches(ranges, s: int) -> np.ndarray:
     return (x0 <= sx) & (sx <= x1) & (y0 <= sy) & (sy <= y1)
 
 
-def bin_counts(ranges) -> np.ndarray:
+def bin_counts(ranges, chunk: int) -> np.ndarray:
     """(SUPERTILES, chunks) int32: circles of each chunk touching each supertile (bin_count)."""
     n = len(ranges[0])
-    out = np.zeros((SUPERTILES, chunks(n)), dtype=np.int32)
+    out = np.zeros((SUPERTILES, chunks(n, chunk)), dtype=np.int32)
     for s in range(SUPERTILES):
-        hit = np.zeros(chunks(n) * BIN_CHUNK, dtype=np.int32)
+        hit = np.zeros(chunks(n, chunk) * chunk, dtype=np.int32)
         hit[:n] = touches(ranges, s)
-        out[s] = hit.reshape(-1, BIN_CHUNK).sum(axis=1)
+        out[s] = hit.reshape(-1, chunk).sum(axis=1)
     return out
 
 

@@ -7,8 +7,9 @@ SCAN_BLOCK = 1024                    # threads per block of the standalone scan 
 # The fast renderer (renderer/cuda_fast.py, kernels/render_fast.cu)
 SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
 BIN_THREADS = 256                    # threads per block of the binning kernels
-BIN_ITEMS = 16                       # circles per thread per binning chunk
-BIN_CHUNK = BIN_THREADS * BIN_ITEMS  # circles per binning block (one column of the counts matrix)
+BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *
+BIN_MAX_ITEMS = 16                   # BIN_THREADS) circles, at most BIN_MAX_ITEMS (the counts
+                                     # matrix has SUPER_GRID^2 rows, one column per block)
 CULL_ITEMS = 4                       # circles each thread tests per step of a tile's walk
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
 T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
@@ -18,6 +19,5 @@ T_EPS = 1e-4                         # a pixel is finished once its transmittanc
 def compile_defines() -> dict[str, int | float]:
     """The -D macros every kernel module is compiled with."""
     return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
-            "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "BIN_ITEMS": BIN_ITEMS,
-            "BIN_CHUNK": BIN_CHUNK, "CULL_ITEMS": CULL_ITEMS,
+            "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "CULL_ITEMS": CULL_ITEMS,
             "T_EPS": T_EPS}

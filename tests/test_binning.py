@@ -41,10 +41,11 @@ def test_every_tile_finds_its_circles_in_its_supertile_list(scene, size):
 def test_counts_offsets_and_lists_agree(scene):
     s = make_scene(scene)
     ranges = _ranges(s, 256)
-    counts = binning.bin_counts(ranges)
+    chunk = binning.chunk_size(s.n)
+    counts = binning.bin_counts(ranges, chunk)
     offsets = binning.bin_offsets(counts)
     lists = binning.supertile_lists(ranges)
-    assert counts.shape == (binning.SUPERTILES, binning.chunks(s.n))
+    assert counts.shape == (binning.SUPERTILES, binning.chunks(s.n, chunk))
     assert [len(x) for x in lists] == list(counts.sum(axis=1))
     assert offsets[-1] == sum(len(x) for x in lists)
     starts = offsets[:-1].reshape(binning.SUPERTILES, -1)[:, 0]
@@ -64,3 +65,25 @@ def test_capacity_bounds_the_lists_over_the_animation(scene, size):
         entries = sum(len(x) for x in binning.supertile_lists(_ranges(s, size)))
         assert entries <= cap, f"step {step}"
         advance(s)
+
+
+def test_items_per_thread_fills_the_gpu_and_keeps_the_counts_small():
+    from renderer.constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS
+    assert binning.items_per_thread(10) == 1
+    assert binning.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS) == 1
+    assert binning.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS + 1) == 2
+    assert binning.items_per_thread(2_000_000) == 8
+    assert binning.items_per_thread(10**9) == BIN_MAX_ITEMS
+
+
+@pytest.mark.parametrize("size", [64, 517, 1024, 4096])
+def test_tile_boxes_hold_exactly_the_tiles_a_pixel_box_touches(size):
+    s = make_scene("rand10k")
+    packed = binning.tile_boxes(s.position, s.radius, size, size)
+    x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
+    b = [(packed >> k & 0xFF).astype(np.int64) for k in (0, 8, 16, 24)]
+    full = (x0 < x1) & (y0 < y1)
+    for t in range(0, -(-size // TILE_SIZE), 5):          # tile column/row t
+        lo, hi = t * TILE_SIZE, min((t + 1) * TILE_SIZE, size)
+        assert np.array_equal((b[0] <= t) & (t <= b[1]), full & (x0 < hi) & (x1 > lo))
+        assert np.array_equal((b[2] <= t) & (t <= b[3]), full & (y0 < hi) & (y1 > lo))
