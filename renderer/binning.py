@@ -3,13 +3,13 @@ bin_count, bin_scan and bin_emit are tested against, plus the sizes the host pic
 
 Circles are listed, in circle order, under every supertile their pixel box touches. The image
 is cut into SUPER_GRID x SUPER_GRID supertiles of ``supertile_px`` pixels, a multiple of
-TILE_SIZE, so that every render tile lies in exactly one supertile.
+FAST_TILE (the fast renderer's tile), so that every render tile lies in exactly one supertile.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS, SUPER_GRID, TILE_SIZE
+from .constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS, FAST_TILE, SUPER_GRID
 from .shading import circle_bounds
 
 SUPERTILES = SUPER_GRID * SUPER_GRID
@@ -17,8 +17,8 @@ SUPERTILES = SUPER_GRID * SUPER_GRID
 
 def supertile_px(width: int, height: int, grid: int = SUPER_GRID) -> int:
     """Side of a supertile in pixels: whole tiles, ``grid`` of them covering the image."""
-    tiles = -(-max(width, height) // TILE_SIZE)
-    return TILE_SIZE * -(-tiles // grid)
+    tiles = -(-max(width, height) // FAST_TILE)
+    return FAST_TILE * -(-tiles // grid)
 
 
 def items_per_thread(n: int) -> int:
@@ -43,7 +43,7 @@ def tile_boxes(position, radius, width: int, height: int) -> np.ndarray:
     """Each circle's pixel box in tiles, packed as bytes (x0, x1, y0, y1), inclusive (uint32);
     NO_TILES where the box is empty. The twin of kernels/render_fast.cu:tile_boxes."""
     x0, x1, y0, y1 = (b.astype(np.uint32) for b in circle_bounds(position, radius, width, height))
-    t = TILE_SIZE
+    t = FAST_TILE
     packed = x0 // t | ((x1 - 1) // t) << 8 | (y0 // t) << 16 | ((y1 - 1) // t) << 24
     return np.where((x0 >= x1) | (y0 >= y1), np.uint32(NO_TILES), packed).astype(np.uint32)
 
@@ -76,10 +76,11 @@ def bin_counts(ranges, chunk: int) -> np.ndarray:
     return out
 
 
-def bin_offsets(counts: np.ndarray) -> np.ndarray:
-    """Exclusive prefix sum of the counts in supertile-major order, then the total (bin_scan)."""
-    flat = counts.reshape(-1).astype(np.int64)
-    return np.concatenate([[0], np.cumsum(flat)]).astype(np.int32)
+def bin_row_scan(counts: np.ndarray):
+    """Each supertile's row of counts scanned (exclusive), and each row's total (bin_scan)."""
+    totals = counts.sum(axis=1, dtype=np.int64)
+    prefix = np.cumsum(counts, axis=1, dtype=np.int64) - counts
+    return prefix.astype(np.int32), totals.astype(np.int32)
 
 
 def supertile_lists(ranges) -> list[np.ndarray]:

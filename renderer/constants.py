@@ -5,12 +5,15 @@ BLOCK_THREADS = TILE_SIZE * TILE_SIZE
 SCAN_BLOCK = 1024                    # threads per block of the standalone scan kernels
 
 # The fast renderer (renderer/cuda_fast.py, kernels/render_fast.cu)
+FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixels, one block of
+                                     # BLOCK_THREADS threads each (FAST_TILE^2 / BLOCK_THREADS
+                                     # pixels per thread)
 SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *
 BIN_MAX_ITEMS = 16                   # BIN_THREADS) circles, at most BIN_MAX_ITEMS (the counts
                                      # matrix has SUPER_GRID^2 rows, one column per block)
-CULL_ITEMS = 4                       # circles each thread tests per step of a tile's walk
+CULL_ITEMS = 2                       # circles each thread tests per step of a tile's walk
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
 T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
                                      # what it leaves out is at most T_EPS * max colour
@@ -20,4 +23,5 @@ def compile_defines() -> dict[str, int | float]:
     """The -D macros every kernel module is compiled with."""
     return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
             "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "CULL_ITEMS": CULL_ITEMS,
+            "FAST_TILE": FAST_TILE,
             "T_EPS": T_EPS}

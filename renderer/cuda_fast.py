@@ -1,9 +1,9 @@
 """The fast CUDA renderer (the default ``cuda``): kernels/render_fast.cu.
 
 Stages, each with a NumPy twin that the GPU tests compare against:
-- ``boxes`` every circle's pixel box in tiles, packed into 32 bits -> binning.tile_boxes
 - ``bin``   (scenes of BIN_MIN_CIRCLES circles or more): bin_count, bin_scan, bin_emit list
-  every circle, in order, under each supertile it touches -> binning.supertile_lists
+  every circle, in order, under each supertile it touches, with its pixel box in tiles packed
+  into 32 bits -> binning.bin_counts, bin_row_scan, supertile_lists, tile_boxes
 - ``draw``  one block per tile walks its circles from last to first, compositing front to back
   and stopping once the tile is opaque (T < T_EPS) -> renderer.reference.render
 - ``clear`` is fused into the next ``draw``: it only records that the image is to start from
@@ -21,7 +21,7 @@ import numpy as np
 from scenes.scene import SNOW, Scene
 
 from . import binning, constants
-from .constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK, TILE_SIZE
+from .constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK
 from .cuda_module import Launch, device_synchronize, load_module
 from .cuda_tiled import CudaSceneState, _blocks, clear_launch
 from .registry import RendererUnavailable
@@ -29,7 +29,7 @@ from .shading import clear_rows
 
 BIN_WARPS = BIN_THREADS // 32
 MAX_TILES = 256           # packed tile boxes hold tile indices in bytes
-TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BIN_MIN_CIRCLES")   # see renderer/constants.py
+TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "FAST_TILE", "BIN_MIN_CIRCLES")   # see renderer/constants.py
 
 
 class FastCudaRenderer:
@@ -37,7 +37,7 @@ class FastCudaRenderer:
 
     name = "cuda"
     kernel_file = "render_fast.cu"
-    stage_names = ("boxes", "bin", "draw")   # render() runs these in order (bench times each)
+    stage_names = ("bin", "draw")      # render() runs these in order (bench times each)
 
     def __init__(self, binned: bool | None = None, capacity: int | None = None,
                  tuning: dict | None = None):
@@ -53,14 +53,15 @@ class FastCudaRenderer:
     def load(self, scene: Scene, width: int, height: int) -> None:
         import cupy as cp
         i32 = np.int32
-        if max(width, height) > MAX_TILES * TILE_SIZE:
+        t = self.tuning
+        tile = t["FAST_TILE"]
+        if max(width, height) > MAX_TILES * tile:
             raise RendererUnavailable(
-                f"renderer 'cuda' draws images up to {MAX_TILES * TILE_SIZE} pixels a side "
+                f"renderer 'cuda' draws images up to {MAX_TILES * tile} pixels a side "
                 f"(got {width}x{height}); use -r cuda-tiled for larger ones")
         self.width, self.height = width, height
         self.state = st = CudaSceneState(scene)
         n = scene.n
-        t = self.tuning
         grid = t["SUPER_GRID"]
         self.supertiles = grid * grid
         self.binned = n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
@@ -70,8 +71,8 @@ class FastCudaRenderer:
         self.chunks = binning.chunks(n, self.chunk) if self.binned else 1
         cap = binning.list_capacity(scene.radius, width, height, self.super_px, grid) if self.binned else 0
         self.capacity = cap if self._capacity_choice is None else self._capacity_choice
-        self.entries = cp.zeros((max(n, 1), 2), dtype=np.uint32)
-        self.offsets = cp.zeros(self.supertiles * self.chunks + 1, dtype=np.int32)
+        self.counts = cp.zeros(self.supertiles * self.chunks, dtype=np.int32)
+        self.totals = cp.zeros(self.supertiles, dtype=np.int32)
         self.warp_offsets = cp.zeros(self.chunks * BIN_WARPS * self.supertiles, dtype=np.int32)
         self.list = cp.zeros((max(self.capacity, 1), 2), dtype=np.uint32)
         self.image = cp.empty((height, width, 4), dtype=np.float32)
@@ -81,25 +82,24 @@ class FastCudaRenderer:
 
         module = load_module(self.kernel_file, {k: v for k, v in t.items() if k != "BIN_MIN_CIRCLES"},
                              fmad=True)
-        tps, ch = i32(self.super_px // TILE_SIZE), i32(self.chunks)
-        self._boxes = Launch(module.get_function("tile_boxes"), (_blocks(n, 256),), (256,),
-                             (st.circles, i32(n), i32(width), i32(height), self.entries))
+        w, h, tps, ch = i32(width), i32(height), i32(self.super_px // tile), i32(self.chunks)
+        geometry = (st.circles, i32(n), w, h, tps, i32(items))
         self._bin = [
             Launch(module.get_function("bin_count"), (self.chunks,), (BIN_THREADS,),
-                   (self.entries, i32(n), tps, i32(items), self.offsets, self.warp_offsets, ch)),
-            Launch(module.get_function("bin_scan"), (1,), (SCAN_BLOCK,),
-                   (self.offsets, i32(self.supertiles * self.chunks))),
+                   (*geometry, self.counts, self.warp_offsets, ch)),
+            Launch(module.get_function("bin_scan"), (self.supertiles,), (SCAN_BLOCK,),
+                   (self.counts, ch, self.totals)),
             Launch(module.get_function("bin_emit"), (self.chunks,), (BIN_THREADS,),
-                   (self.entries, i32(n), tps, i32(items), self.offsets, self.warp_offsets, ch,
-                    self.list, i32(self.capacity))),
+                   (*geometry, self.counts, self.totals, self.warp_offsets, ch, self.list,
+                    i32(self.capacity))),
         ]
-        tiles = (_blocks(width, TILE_SIZE), _blocks(height, TILE_SIZE))
+        tiles = (_blocks(width, tile), _blocks(height, tile))
 
         def draw(cleared):
             return Launch(module.get_function("render_fast"), tiles, (BLOCK_THREADS,),
-                          (self.entries, i32(n), self.list, self.offsets, ch, i32(self.capacity),
-                           tps, i32(self.binned), st.circles, st.colors, self.image, self.rows,
-                           i32(cleared), i32(width), i32(height), i32(scene.shading == SNOW)))
+                          (st.circles, st.colors, i32(n), self.list, self.totals, i32(self.capacity),
+                           tps, i32(self.binned), self.image, self.rows, i32(cleared), w, h,
+                           i32(scene.shading == SNOW)))
         self._draw = {True: draw(1), False: draw(0)}
 
     def clear(self) -> None:
@@ -108,10 +108,6 @@ class FastCudaRenderer:
 
     def advance(self) -> None:
         self.state.advance()
-
-    def boxes(self) -> None:
-        """Every circle's entry: its index and its pixel box in tiles, packed."""
-        self._boxes()
 
     def bin(self) -> None:
         """Supertile lists of the current circles (no-op for scenes that are not binned)."""
@@ -125,7 +121,6 @@ class FastCudaRenderer:
         self._pending_clear = False
 
     def render(self) -> None:
-        self.boxes()
         self.bin()
         self.draw()
 
@@ -142,12 +137,10 @@ class FastCudaRenderer:
     def kernel_launches(self) -> list[tuple[str, object]]:
         """(name, launch) of every kernel ``render()`` runs after a ``clear()``, in order."""
         names = ("bin_count", "bin_scan", "bin_emit") if self.binned else ()
-        return [("tile_boxes", self._boxes), *zip(names, self._bin), ("render_fast", self._draw[True])]
+        return [*zip(names, self._bin), ("render_fast", self._draw[True])]
 
     def binned_lists(self):
-        """The last ``bin()``'s offsets and list entries (index, packed box) on the host."""
-        return self.offsets.get(), self.list.get()
-
-    def tile_boxes(self) -> np.ndarray:
-        """The last ``boxes()``'s packed tile boxes on the host (uint32 per circle)."""
-        return self.entries[:self.state.n, 1].get()
+        """The last ``bin()``'s scanned counts (supertiles x chunks), list lengths and list
+        entries (index, packed tile box), on the host."""
+        return (self.counts.get().reshape(self.supertiles, self.chunks), self.totals.get(),
+                self.list.get())

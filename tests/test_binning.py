@@ -4,16 +4,16 @@ import pytest
 
 from renderer import binning
 from renderer.animation import advance
-from renderer.constants import SUPER_GRID, TILE_SIZE
+from renderer.constants import FAST_TILE, SUPER_GRID
 from renderer.shading import circle_bounds
 from scenes import SCENE_NAMES, make_scene
 
 
-@pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 80), (64, 16), (4096, 512)])
+@pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 96), (64, 32), (4096, 512)])
 def test_supertile_px_is_whole_tiles_covering_the_image(size, expected):
     px = binning.supertile_px(size, size)
     assert px == expected
-    assert px % TILE_SIZE == 0 and px * SUPER_GRID >= size
+    assert px % FAST_TILE == 0 and px * SUPER_GRID >= size
 
 
 def _ranges(scene, size):
@@ -28,9 +28,9 @@ def test_every_tile_finds_its_circles_in_its_supertile_list(scene, size):
     px = binning.supertile_px(size, size)
     lists = binning.supertile_lists(_ranges(s, size))
     x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
-    for ty in range(0, size, TILE_SIZE * 3):
-        for tx in range(0, size, TILE_SIZE * 3):
-            need = np.nonzero((x0 < min(tx + TILE_SIZE, size)) & (x1 > tx) & (y0 < min(ty + TILE_SIZE, size))
+    for ty in range(0, size, FAST_TILE * 3):
+        for tx in range(0, size, FAST_TILE * 3):
+            need = np.nonzero((x0 < min(tx + FAST_TILE, size)) & (x1 > tx) & (y0 < min(ty + FAST_TILE, size))
                               & (y1 > ty) & (x0 < x1) & (y0 < y1))[0]
             listed = lists[(ty // px) * SUPER_GRID + tx // px]
             assert np.all(np.diff(listed) > 0), "lists are in circle order"
@@ -43,13 +43,12 @@ def test_counts_offsets_and_lists_agree(scene):
     ranges = _ranges(s, 256)
     chunk = binning.chunk_size(s.n)
     counts = binning.bin_counts(ranges, chunk)
-    offsets = binning.bin_offsets(counts)
+    prefix, totals = binning.bin_row_scan(counts)
     lists = binning.supertile_lists(ranges)
     assert counts.shape == (binning.SUPERTILES, binning.chunks(s.n, chunk))
-    assert [len(x) for x in lists] == list(counts.sum(axis=1))
-    assert offsets[-1] == sum(len(x) for x in lists)
-    starts = offsets[:-1].reshape(binning.SUPERTILES, -1)[:, 0]
-    assert np.array_equal(np.diff(np.append(starts, offsets[-1])), [len(x) for x in lists])
+    assert list(totals) == [len(x) for x in lists]
+    assert np.array_equal(prefix[:, 0], np.zeros(binning.SUPERTILES))
+    assert np.array_equal(prefix[:, -1] + counts[:, -1], totals)
 
 
 @pytest.mark.parametrize("scene", SCENE_NAMES)
@@ -83,7 +82,7 @@ def test_tile_boxes_hold_exactly_the_tiles_a_pixel_box_touches(size):
     x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
     b = [(packed >> k & 0xFF).astype(np.int64) for k in (0, 8, 16, 24)]
     full = (x0 < x1) & (y0 < y1)
-    for t in range(0, -(-size // TILE_SIZE), 5):          # tile column/row t
-        lo, hi = t * TILE_SIZE, min((t + 1) * TILE_SIZE, size)
+    for t in range(0, -(-size // FAST_TILE), 5):          # tile column/row t
+        lo, hi = t * FAST_TILE, min((t + 1) * FAST_TILE, size)
         assert np.array_equal((b[0] <= t) & (t <= b[1]), full & (x0 < hi) & (x1 > lo))
         assert np.array_equal((b[2] <= t) & (t <= b[3]), full & (y0 < hi) & (y1 > lo))
