@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-DEFAULT_VARIANTS = [{}, {"CULL_ITEMS": 4}, {"FAST_TILE": 16, "CULL_ITEMS": 4}, {"SUPER_GRID": 16}]
+DEFAULT_VARIANTS = [{}]
 SCENES = "rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle"
 
 

@@ -196,8 +196,9 @@ __device__ __forceinline__ unsigned long long cull_step(
         }
         if (hit) {
             hits |= 1ull << (16 * m);
-            cand.col[m] = snow ? make_float3(0.f, 0.f, 0.f)
-                               : make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]);
+            cand.col[m] = snow ? make_float3(0.f, 0.f, 0.f)      // flat: alpha * colour
+                               : make_float3(.5f * colors[3 * i], .5f * colors[3 * i + 1],
+                                             .5f * colors[3 * i + 2]);
         }
     }
     return hits;
@@ -269,26 +270,33 @@ render_fast(const float4* __restrict__ circles, const float* __restrict__ colors
         for (int j = 0; j < count && open; ++j) {
             const float4 cj = tile_circles[j];
             const float r2 = cj.w * cj.w;
+            const float dx = cj.x - px;
+            const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column
             open = false;
 #pragma unroll
             for (int p = 0; p < PIXELS; ++p) {
                 if (T[p] < T_EPS) continue;
-                const float d2 = dist2(cj, px, py[p]);
+                const float dy = cj.y - py[p];
+                const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
                 if (d2 <= r2) {
-                    float a;
-                    float3 col;
                     if (snow) {
+                        float a;
+                        float3 col;
                         snow_shade(d2, cj, a, col);
-                    } else {
-                        a = .5f;
-                        col = tile_colors[j];
+                        const float w = T[p] * a;
+                        acc[p].x += w * col.x;
+                        acc[p].y += w * col.y;
+                        acc[p].z += w * col.z;
+                        T[p] *= 1.f - a;
+                        alpha_sum[p] += a;
+                    } else {                     // alpha .5, colour stored premultiplied
+                        const float3 col = tile_colors[j];
+                        acc[p].x += T[p] * col.x;
+                        acc[p].y += T[p] * col.y;
+                        acc[p].z += T[p] * col.z;
+                        T[p] *= .5f;
+                        alpha_sum[p] += .5f;
                     }
-                    const float w = T[p] * a;
-                    acc[p].x += w * col.x;
-                    acc[p].y += w * col.y;
-                    acc[p].z += w * col.z;
-                    T[p] *= 1.f - a;
-                    alpha_sum[p] += a;
                 }
                 open |= T[p] >= T_EPS;
             }

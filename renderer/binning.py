@@ -39,11 +39,11 @@ def chunks(n: int, chunk: int) -> int:
 NO_TILES = 0xFF         # packed tile box that touches no tile (x0 = 255 > x1 = 0)
 
 
-def tile_boxes(position, radius, width: int, height: int) -> np.ndarray:
+def tile_boxes(position, radius, width: int, height: int, tile: int = FAST_TILE) -> np.ndarray:
     """Each circle's pixel box in tiles, packed as bytes (x0, x1, y0, y1), inclusive (uint32);
     NO_TILES where the box is empty. The twin of kernels/render_fast.cu:tile_boxes."""
     x0, x1, y0, y1 = (b.astype(np.uint32) for b in circle_bounds(position, radius, width, height))
-    t = FAST_TILE
+    t = tile
     packed = x0 // t | ((x1 - 1) // t) << 8 | (y0 // t) << 16 | ((y1 - 1) // t) << 24
     return np.where((x0 >= x1) | (y0 >= y1), np.uint32(NO_TILES), packed).astype(np.uint32)
 

@@ -7,7 +7,9 @@ SCAN_BLOCK = 1024                    # threads per block of the standalone scan 
 # The fast renderer (renderer/cuda_fast.py, kernels/render_fast.cu)
 FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixels, one block of
                                      # BLOCK_THREADS threads each (FAST_TILE^2 / BLOCK_THREADS
-                                     # pixels per thread)
+                                     # pixels per thread) ...
+FAST_TILE_SMALL = 16                 # ... or this, for scenes whose mean circle radius is below
+SMALL_CIRCLE_PX = 24                 # this many pixels (measured: micro2M, rand1M, snowsingle)
 SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *

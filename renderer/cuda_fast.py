@@ -48,13 +48,13 @@ class FastCudaRenderer:
         unknown = set(tuning or {}) - set(TUNABLE)
         if unknown:
             raise ValueError(f"not tunable: {sorted(unknown)}; tunable: {', '.join(TUNABLE)}")
-        self.tuning = {k: getattr(constants, k) for k in TUNABLE} | (tuning or {})
+        self._tuning_choice = tuning or {}
 
     def load(self, scene: Scene, width: int, height: int) -> None:
         import cupy as cp
         i32 = np.int32
-        t = self.tuning
-        tile = t["FAST_TILE"]
+        t = self.tuning = self._tuning_for(scene, width, height)
+        self.tile = tile = t["FAST_TILE"]
         if max(width, height) > MAX_TILES * tile:
             raise RendererUnavailable(
                 f"renderer 'cuda' draws images up to {MAX_TILES * tile} pixels a side "
@@ -101,6 +101,14 @@ class FastCudaRenderer:
                            tps, i32(self.binned), self.image, self.rows, i32(cleared), w, h,
                            i32(scene.shading == SNOW)))
         self._draw = {True: draw(1), False: draw(0)}
+
+    def _tuning_for(self, scene: Scene, width: int, height: int) -> dict:
+        """The constants for this scene: defaults, smaller tiles for small circles, then the
+        caller's overrides."""
+        t = {k: getattr(constants, k) for k in TUNABLE}
+        if scene.n and float(np.mean(scene.radius)) * max(width, height) < constants.SMALL_CIRCLE_PX:
+            t["FAST_TILE"] = constants.FAST_TILE_SMALL
+        return t | self._tuning_choice
 
     def clear(self) -> None:
         """Start the next render from the clear colour (no kernel: the render does it)."""

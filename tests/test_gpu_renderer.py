@@ -96,7 +96,7 @@ def test_binning_equals_numpy(scene, size):
     assert np.array_equal(row_prefix, want_prefix)
     assert np.array_equal(totals, want_totals)
     expected = binning.supertile_lists(ranges)
-    boxes = binning.tile_boxes(s.position, s.radius, size, size)
+    boxes = binning.tile_boxes(s.position, s.radius, size, size, r.tile)
     starts = np.concatenate([[0], np.cumsum(totals)])
     for st in range(r.supertiles):
         got = lists[starts[st]:starts[st + 1]]
