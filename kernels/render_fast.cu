@@ -207,9 +207,9 @@ __device__ __forceinline__ unsigned long long cull_step(
 // One block per tile; thread t shades pixels (t % FAST_TILE, t / FAST_TILE + p * ROW_STEP).
 // binned != 0 and lists within capacity: the tile walks its supertile's list, otherwise every
 // circle. cleared != 0: the image behind the circles is each row's clear colour (the clear
-// fused into the render); otherwise the image as it is. 32-pixel tiles: at least 4 blocks an
-// SM (64 registers, no spills; unbounded they take 73). 16-pixel tiles need 48 unbounded.
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FAST_TILE >= 32 ? 4 : 1)
+// fused into the render); otherwise the image as it is. Blocks an SM: at least 4 with 32-pixel
+// tiles (64 registers; unbounded they take 73), 6 with 16-pixel tiles (40); no spills.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FAST_TILE >= 32 ? 4 : 6)
 render_fast(const float4* __restrict__ circles, const float* __restrict__ colors, int n,
             const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,
             int tiles_per_super, int binned, float4* __restrict__ image,
