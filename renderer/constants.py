@@ -10,6 +10,8 @@ FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixel
                                      # pixels per thread) ...
 FAST_TILE_SMALL = 16                 # ... or this, for scenes whose mean circle radius is below
 SMALL_CIRCLE_PX = 24                 # this many pixels (measured: micro2M, rand1M, snowsingle)
+LARGE_CIRCLE_PX = 128                # or above this (biglittle: 235), with CULL_ITEMS = 1: a few
+                                     # huge circles make a tile opaque, a short step wastes less
 SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *

@@ -103,11 +103,14 @@ class FastCudaRenderer:
         self._draw = {True: draw(1), False: draw(0)}
 
     def _tuning_for(self, scene: Scene, width: int, height: int) -> dict:
-        """The constants for this scene: defaults, smaller tiles for small circles, then the
-        caller's overrides."""
+        """The constants for this scene: defaults, smaller tiles for small or huge circles (see
+        renderer/constants.py for the measurements), then the caller's overrides."""
         t = {k: getattr(constants, k) for k in TUNABLE}
-        if scene.n and float(np.mean(scene.radius)) * max(width, height) < constants.SMALL_CIRCLE_PX:
+        mean_px = float(np.mean(scene.radius)) * max(width, height) if scene.n else 0.0
+        if mean_px < constants.SMALL_CIRCLE_PX:
             t["FAST_TILE"] = constants.FAST_TILE_SMALL
+        elif mean_px > constants.LARGE_CIRCLE_PX:
+            t["FAST_TILE"], t["CULL_ITEMS"] = constants.FAST_TILE_SMALL, 1
         return t | self._tuning_choice
 
     def clear(self) -> None:
