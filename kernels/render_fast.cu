@@ -238,12 +238,16 @@ render_fast(const float4* __restrict__ circles, const float* __restrict__ colors
 
     int begin = 0, end = n;
     bool listed = false;
-    if (binned) {
-        const int total = list_start(totals, SUPERTILES);
+    if (binned) {          // one pass over the list lengths: this list's start and the total
+        const int s = (ty / tiles_per_super) * SUPER_GRID + tx / tiles_per_super;
+        int start = 0, total = 0;
+        for (int k = 0; k < SUPERTILES; ++k) {
+            start += k < s ? totals[k] : 0;
+            total += totals[k];
+        }
         if (total <= capacity) {
-            const int s = (ty / tiles_per_super) * SUPER_GRID + tx / tiles_per_super;
-            begin = list_start(totals, s);
-            end = begin + totals[s];
+            begin = start;
+            end = start + totals[s];
             listed = true;
         }
     }

@@ -56,24 +56,18 @@ __device__ __forceinline__ void blend(float4& p, float alpha, float3 col) {
     p.w = p.w + alpha;
 }
 
-// Alpha and colour of circle i at pixel centre (px, py); false when it does not cover it.
-__device__ __forceinline__ bool circle_shade(float4 c, const float* __restrict__ colors, int i,
-                                             float px, float py, bool snow, float& alpha, float3& col) {
+// Blend circle i into pixel p if it covers the pixel centre (px, py).
+__device__ __forceinline__ void shade_pixel(float4& p, float4 c, const float* __restrict__ colors,
+                                            int i, float px, float py, bool snow) {
     float d2 = dist2(c, px, py);
-    if (d2 > c.w * c.w) return false;
+    if (d2 > c.w * c.w) return;
+    float alpha;
+    float3 col;
     if (snow) {
         snow_shade(d2, c, alpha, col);
     } else {
         alpha = .5f;
         col = make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]);
     }
-    return true;
-}
-
-// Blend circle i into pixel p if it covers the pixel centre (px, py).
-__device__ __forceinline__ void shade_pixel(float4& p, float4 c, const float* __restrict__ colors,
-                                            int i, float px, float py, bool snow) {
-    float alpha;
-    float3 col;
-    if (circle_shade(c, colors, i, px, py, snow, alpha, col)) blend(p, alpha, col);
+    blend(p, alpha, col);
 }

@@ -41,7 +41,7 @@ NO_TILES = 0xFF         # packed tile box that touches no tile (x0 = 255 > x1 = 
 
 def tile_boxes(position, radius, width: int, height: int, tile: int = FAST_TILE) -> np.ndarray:
     """Each circle's pixel box in tiles, packed as bytes (x0, x1, y0, y1), inclusive (uint32);
-    NO_TILES where the box is empty. The twin of kernels/render_fast.cu:tile_boxes."""
+    NO_TILES where the box is empty. The twin of kernels/render_fast.cu:pack_tile_box."""
     x0, x1, y0, y1 = (b.astype(np.uint32) for b in circle_bounds(position, radius, width, height))
     t = tile
     packed = x0 // t | ((x1 - 1) // t) << 8 | (y0 // t) << 16 | ((y1 - 1) // t) << 24
@@ -68,12 +68,10 @@ def touches(ranges, s: int) -> np.ndarray:
 def bin_counts(ranges, chunk: int) -> np.ndarray:
     """(SUPERTILES, chunks) int32: circles of each chunk touching each supertile (bin_count)."""
     n = len(ranges[0])
-    out = np.zeros((SUPERTILES, chunks(n, chunk)), dtype=np.int32)
+    hit = np.zeros((SUPERTILES, chunks(n, chunk) * chunk), dtype=np.int32)
     for s in range(SUPERTILES):
-        hit = np.zeros(chunks(n, chunk) * chunk, dtype=np.int32)
-        hit[:n] = touches(ranges, s)
-        out[s] = hit.reshape(-1, chunk).sum(axis=1)
-    return out
+        hit[s, :n] = touches(ranges, s)
+    return hit.reshape(SUPERTILES, -1, chunk).sum(axis=2, dtype=np.int32)
 
 
 def bin_row_scan(counts: np.ndarray):

@@ -67,7 +67,7 @@ class FastCudaRenderer:
         self.binned = n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
         self.super_px = binning.supertile_px(width, height, grid)
         items = binning.items_per_thread(n)
-        self.chunk = BIN_THREADS * items
+        self.chunk = binning.chunk_size(n)
         self.chunks = binning.chunks(n, self.chunk) if self.binned else 1
         cap = binning.list_capacity(scene.radius, width, height, self.super_px, grid) if self.binned else 0
         self.capacity = cap if self._capacity_choice is None else self._capacity_choice
