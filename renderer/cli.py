@@ -114,25 +114,30 @@ def pick_renderer(name: str, progress: bool = True):
               help="Also render with the cpu reference and compare by the course's rule "
                    "(r, g, b within 0.1; more than 5 mismatches fails, exit code 1).")
 @click.option("-i", "--interactive", is_flag=True, help="Show the scene animating in a window.")
-def scene_command(scene, renderer, size, seed, frames, output, check, interactive):
-    """Render SCENE (a name from `render list`)."""
-    if scene not in SCENES:
-        raise CliError(f"unknown scene {scene!r}; accepted: {', '.join(SCENE_NAMES)}")
+@click.option("--save-scene", "save_to", type=click.Path(dir_okay=False),
+              help="Write the circles as drawn in the first rendered frame to FILE: .circles "
+                   "(this project's format, with colours and shading) or .par (the course's, "
+                   "snow shading only). The file re-renders to the same picture.")
+def scene_command(scene, renderer, size, seed, frames, output, check, interactive, save_to):
+    """Render SCENE: a name from `render list`, or a scene file (.par or .circles)."""
+    circles = load_scene_arg(scene, seed)
     out = None
     if output is not None:
         try:
             out = check_output_path(output)
         except OutputError as e:
             raise CliError(str(e)) from None
+    if save_to is not None:
+        _save_scene(circles, save_to, (frames or (0, 1))[0])
     if interactive:
         raise CliError("the interactive viewer (-i) is not available yet; use -o FILE to save pictures")
     start, end = frames or (0, 1)
     r = pick_renderer(renderer)
-    r.load(make_scene(scene, seed), size, size)
+    r.load(circles, size, size)
     ref = None
     if check:
         ref = registry.create("cpu")
-        ref.load(make_scene(scene, seed), size, size)
+        ref.load(circles, size, size)
         for _ in range(start):
             ref.advance()
     gif_frames, failures = [], 0
@@ -163,6 +168,40 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
                    "nothing written (use -o FILE to save it)", err=True)
     if failures:
         sys.exit(1)
+
+
+def load_scene_arg(word: str, seed: int):
+    """The Scene named on the command line: a course scene (with ``seed``) or a scene file."""
+    if word in SCENES:
+        return make_scene(word, seed)
+    from scenes.files import SceneFileError, is_scene_file_name, load_scene
+    if not is_scene_file_name(word):
+        raise CliError(f"unknown scene {word!r}; accepted: {', '.join(SCENE_NAMES)}, "
+                       "or a scene file (.par, .circles)")
+    try:
+        return load_scene(word)
+    except SceneFileError as e:
+        raise CliError(str(e)) from None
+
+
+def _save_scene(scene, path: str, start: int) -> None:
+    """Save ``scene`` as it is drawn in frame ``start`` (after that frame's animation step)."""
+    from scenes.files import SUFFIXES, save_scene
+    from .animation import advance
+    p = Path(path)
+    if p.suffix.lower() not in SUFFIXES:
+        raise CliError(f"unknown scene file suffix {p.suffix or '(none)'!r} in {path!r}; "
+                       f"accepted: {', '.join(SUFFIXES)}")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise CliError(f"cannot write {path!r}: folder {str(folder)!r} does not exist")
+    drawn = scene.copy()
+    for _ in range(start + 1):
+        advance(drawn)
+    try:
+        save_scene(drawn, p)
+    except ValueError as e:
+        raise CliError(str(e)) from None
 
 
 def _run(r, start, end, on_frame):
@@ -203,6 +242,16 @@ def main(argv=None) -> None:
         sys.exit(130)
     except OSError as e:
         click.echo(f"render: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
+        sys.exit(2)
+    except Exception as e:
+        if type(e).__name__ == "OutOfMemoryError":       # cupy.cuda.memory.OutOfMemoryError
+            where = "the GPU"
+        elif isinstance(e, MemoryError):
+            where = "host memory"
+        else:
+            raise
+        click.echo(f"render: error: {where} ran out of memory ({' '.join(str(e).split()) or 'MemoryError'}); "
+                   "try a smaller --size" + (" or -r cpu" if where == "the GPU" else ""), err=True)
         sys.exit(2)
     sys.exit(rv if isinstance(rv, int) else 0)
 

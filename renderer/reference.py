@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -66,7 +67,7 @@ def _shade(planes, d2, where, scene: Scene, i) -> None:
     blend_planes(planes, alpha, colors, where)
 
 
-def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done):
+def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None):
     """Blend circles ``ids`` one by one over their pixel boxes (bounds relative to ``planes``).
 
     Each box is blended whole into a temporary and copied back where covered: plain
@@ -94,8 +95,11 @@ def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done):
             new = box.copy()
             _shade(new, d2, None, scene, i)
         np.copyto(box, new, where=covered(d2, rad[i]))
-        if progress is not None and k % 256 == 0:
-            progress.update(done + k)
+        if k % 256 == 0:
+            if stop is not None and stop.is_set():
+                return
+            if progress is not None:
+                progress.update(done + k)
 
 
 def _pairs(ids, bounds):
@@ -144,19 +148,24 @@ def _render_pairs(planes, scene, ids, bounds, cx, cy):
         flat_planes[:, p] = values
 
 
-def _render_band(planes, scene, runs, small, area, bounds, cx, cy, progress):
-    """Render every circle into one band of rows (bounds already relative to the band)."""
+def _render_band(planes, scene, runs, small, area, bounds, cx, cy, progress, stop=None):
+    """Render every circle into one band of rows (bounds already relative to the band);
+    return early once ``stop`` (a threading.Event) is set."""
     for run in runs:
+        if stop is not None and stop.is_set():
+            return
         if small[run[0]]:
             budget = np.cumsum(area[run])
             cuts = np.searchsorted(budget, np.arange(PAIR_BUDGET, budget[-1] + PAIR_BUDGET, PAIR_BUDGET))
             for batch in np.split(run, np.unique(np.clip(cuts, 1, run.size))):
+                if stop is not None and stop.is_set():
+                    return
                 if batch.size:
                     _render_pairs(planes, scene, batch, bounds, cx, cy)
                     if progress is not None:
                         progress.update(int(batch[-1]) + 1)
         else:
-            _render_boxes(planes, scene, run, bounds, cx, cy, progress, int(run[0]))
+            _render_boxes(planes, scene, run, bounds, cx, cy, progress, int(run[0]), stop)
 
 
 def _runs(small: np.ndarray) -> list[np.ndarray]:
@@ -207,9 +216,15 @@ def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
     if len(jobs) == 1:
         _render_band(*jobs[0])
     else:
-        with ThreadPoolExecutor(len(jobs)) as pool:
-            for f in [pool.submit(_render_band, *job) for job in jobs]:
+        stop, pool = threading.Event(), ThreadPoolExecutor(len(jobs))
+        try:
+            for f in [pool.submit(_render_band, *job, stop) for job in jobs]:
                 f.result()
+        except BaseException:      # Ctrl-C: let the other bands stop at their next check
+            stop.set()
+            raise
+        finally:
+            pool.shutdown(wait=True)
     bar.close()
     return planes
 

@@ -1,0 +1,51 @@
+"""Time saving and loading a 1M-circle scene file in both formats (CPU only); print JSON.
+
+    python benchmarks/scene_files.py [-o benchmarks/results/scene-files-HOST.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from renderer.bench import current_commit  # noqa: E402
+from scenes import make_scene  # noqa: E402
+from scenes.files import load_scene, save_scene  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    scene = make_scene("rand1M")
+    scene.shading = "snow"                    # so that .par can carry it too
+    record = {"commit": current_commit(), "host": platform.node(), "circles": scene.n,
+              "method": "wall clock, min over repeats", "formats": {}}
+    with tempfile.TemporaryDirectory() as d:
+        for suffix in (".par", ".circles"):
+            path = Path(d) / f"rand1M{suffix}"
+            t0 = time.perf_counter()
+            save_scene(scene, path)
+            save_s = time.perf_counter() - t0
+            loads = []
+            for _ in range(args.repeats):
+                t0 = time.perf_counter()
+                load_scene(path)
+                loads.append(time.perf_counter() - t0)
+            record["formats"][suffix] = {"bytes": path.stat().st_size, "save_s": round(save_s, 3),
+                                         "load_s": round(min(loads), 3), "load_runs_s": [round(x, 3) for x in loads]}
+    text = json.dumps(record, indent=2)
+    print(text)
+    if args.output:
+        Path(args.output).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""One test per row of the README's bad-input table that a CPU machine can produce."""
+import errno
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from renderer import cli, image_io
+from test_cli import ROOT, render
+
+
+def run_main(args, capsys):
+    """Run ``render ARGS`` in this process (so a test can break things); (exit code, stderr)."""
+    with pytest.raises(SystemExit) as e:
+        cli.main(args)
+    return e.value.code, capsys.readouterr().err
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_read_only_output_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(image_io.os, "access", lambda path, mode: False)
+    code, err = run_main(["rgb", "-r", "cpu", "-s", "16", "-o", str(tmp_path / "x.png")], capsys)
+    assert code == 2 and "is not writable" in one_line(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_disk_full_while_writing(tmp_path, monkeypatch, capsys):
+    from PIL import Image
+
+    def full_disk(self, fp, *a, **k):
+        Path(fp).write_bytes(b"half a png")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(fp))
+    monkeypatch.setattr(Image.Image, "save", full_disk)
+    code, err = run_main(["rgb", "-r", "cpu", "-s", "16", "-o", str(tmp_path / "x.png")], capsys)
+    assert code == 2 and "No space left on device" in one_line(err)
+    assert list(tmp_path.iterdir()) == []          # the half-written temporary is gone
+
+
+def test_host_out_of_memory(tmp_path, monkeypatch, capsys):
+    def no_memory(self, *a):
+        raise MemoryError("Unable to allocate 16.0 GiB")
+    monkeypatch.setattr("renderer.reference.CpuRenderer.load", no_memory)
+    code, err = run_main(["rgb", "-r", "cpu", "-s", "16", "-o", str(tmp_path / "x.png")], capsys)
+    assert code == 2 and "host memory ran out of memory" in one_line(err)
+
+
+def test_gpu_out_of_memory_message(tmp_path, monkeypatch, capsys):
+    """The CLI's handling of CuPy's OutOfMemoryError (raised here by hand; the gpu test below
+    makes a real one)."""
+    class OutOfMemoryError(MemoryError):
+        pass
+
+    def no_memory(self, *a):
+        raise OutOfMemoryError("Out of memory allocating 4,294,967,296 bytes")
+    monkeypatch.setattr("renderer.reference.CpuRenderer.load", no_memory)
+    code, err = run_main(["rgb", "-r", "cpu", "-s", "16"], capsys)
+    assert code == 2 and "the GPU ran out of memory" in one_line(err) and "-r cpu" in err
+
+
+@pytest.mark.gpu
+def test_gpu_out_of_memory_is_one_line(tmp_path):
+    p = render("rand100k", "-r", "cuda", "-s", "8192", "-o", str(tmp_path / "x.png"),
+               env={"CUPY_GPU_MEMORY_LIMIT": str(64 << 20)})
+    assert p.returncode == 2, p.stderr
+    assert "the GPU ran out of memory" in one_line(p.stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_mid_render_leaves_nothing(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-m", "renderer", "rand100k", "-r", "cpu", "-s", "1024",
+                          "-o", str(tmp_path / "x.png")], stderr=subprocess.PIPE, env=env)
+    p.stderr.read(1)                               # the progress line: it is rendering now
+    p.send_signal(signal.SIGINT)
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 130
+    assert err.strip().splitlines()[-1] == "render: interrupted; no partial output was written"
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
