@@ -17,7 +17,7 @@ from pathlib import Path
 from scenes import SCENE_NAMES, make_scene
 
 from . import registry
-from .frames import run_frames
+from .frames import course_time as frames_course_time
 from .gpu import gpu_name
 from .reftimes import ref_times_for
 
@@ -35,17 +35,8 @@ def current_commit() -> str:
 
 def course_time(renderer_name: str, scene: str, size: int, seed: int, frames=(0, 4), runs: int = 3):
     """Min over runs of the per-frame mean of each phase (ms), plus every run's Total."""
-    best, totals = None, []
-    for _ in range(runs):
-        r = registry.create(renderer_name)
-        r.load(make_scene(scene, seed), size, size)
-        r.synchronize()
-        t = run_frames(r, *frames)
-        phases = {p: t.mean(p) for p in ("clear", "advance", "render", "total")}
-        totals.append(phases["total"])
-        if best is None or phases["total"] < best["total"]:
-            best = phases
-    return best, totals
+    return frames_course_time(lambda: registry.create(renderer_name), make_scene(scene, seed),
+                              size, frames, runs)
 
 
 def _event_median(step, before, repeats: int) -> float:

@@ -283,3 +283,86 @@ def bench_command(renderer_name, scenes, size, runs, output):
     write_record(record, output)
     click.echo(format_table(record))
     click.echo(f"wrote {output}", err=True)
+
+
+CHECK_KINDS = ("render", "scan", "find_repeats")
+
+
+@cli.command("check")
+@click.argument("what", type=click.Choice(CHECK_KINDS), default="render", required=False)
+@click.option("-r", "--renderer", "renderer_spec", default="auto", show_default=True,
+              help="A built-in renderer (auto, cpu, cuda, cuda-tiled) or your own class: "
+                   "module:Class or path/to/file.py:Class (interface: renderer/base.py).")
+@click.option("--rules", type=click.Choice(["cmu", "cs149"]), default="cmu", show_default=True,
+              help="cmu: 6 scenes x 12 points; cs149: 8 scenes x 9 points (72 in all).")
+@click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True)
+@click.option("--scenes", help="Comma-separated scenes to check instead of the rules' scenes.")
+@click.option("--runs", type=click.IntRange(1, 100), default=3, show_default=True)
+@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True)
+@click.option("--ref-times", "ref_times", type=click.Path(dir_okay=False),
+              help="JSON file of reference times Tf in ms ({\"rgb\": 0.0545, ...}).")
+@click.option("--baseline", help="Measure Tf live with this renderer (same forms as --renderer).")
+@click.option("--logs", type=click.Path(file_okay=False), default="logs", show_default=True,
+              help="Folder for a log per scene and, for a failed scene, a PNG of its mismatches.")
+def check_command(what, renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs):
+    """The course's score table: correctness, time and score per scene (or per scan size).
+
+    \b
+    render check                       the renderer, CMU rules, 1024x1024
+    render check -r mine.py:Renderer   your own renderer class
+    render check scan | find_repeats   the scan checker (needs a GPU)
+    """
+    if what != "render":
+        from .primitives_cli import check_primitive
+        sys.exit(check_primitive(what, rules, runs, seed))
+    from .check_command import run_check
+    from .checker import PluginError
+    try:
+        ok = run_check(renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs)
+    except PluginError as e:
+        raise CliError(str(e)) from None
+    sys.exit(0 if ok else 1)
+
+
+@cli.command("saxpy")
+@click.option("-n", "--n", "n", type=click.IntRange(1, 1 << 30), default=100_000_000, show_default=True,
+              help="Number of float32 elements.")
+def saxpy_command(n):
+    """SAXPY (a*x + y) on the GPU: the course's timing line, the kernel alone, and the copy
+    bandwidth of the same bytes for comparison."""
+    from .primitives_cli import require_gpu, saxpy_report
+    require_gpu("render saxpy")
+    r = saxpy_report(n)
+    click.echo(f"Effective BW by CUDA saxpy: {r['overall_ms']:.3f} ms\t\t[{r['overall_gbps']:.3f} GB/s]")
+    click.echo(f"Kernel only:                {r['kernel_ms']:.3f} ms\t\t[{r['kernel_gbps']:.3f} GB/s] "
+               f"= {100 * r['kernel_gbps'] / r['copy_gbps']:.0f}% of a device-to-device copy "
+               f"({r['copy_gbps']:.1f} GB/s)")
+    if not r["correct"]:
+        click.echo("saxpy: the result differs from NumPy's float32 a*x + y", err=True)
+        sys.exit(1)
+
+
+@cli.command("scan")
+@click.option("-m", "--mode", type=click.Choice(["scan", "find_repeats"]), default="scan", show_default=True)
+@click.option("-i", "--input", "kind", type=click.Choice(["random", "ones"]), default="random",
+              show_default=True, help="random: int32 values 0..9; ones: all 1.")
+@click.option("-n", "--n", "n", type=click.IntRange(0, 2**31 - 1), default=64 * 1024 * 1024, show_default=True)
+@click.option("--cub", is_flag=True, help="Time CuPy's CUB scan instead (mode scan only).")
+@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True)
+def scan_command(mode, kind, n, cub, seed):
+    """Exclusive scan or find_repeats of int32 on the GPU: device time (min of 3, input already
+    on the GPU), checked against NumPy."""
+    from .primitives_cli import make_input, require_gpu, run_primitive
+    if cub and mode != "scan":
+        raise CliError("--cub times CuPy's scan; it has no find_repeats (use -m scan)")
+    require_gpu("render scan")
+    ms, wrong = run_primitive(mode, make_input(kind, n, seed), use_cub=cub)
+    what = "CUB scan" if cub else mode
+    click.echo(f"GPU_time: {ms:.3f} ms  ({what}, {n} elements, {kind} input; "
+               f"{2 * 4 * n / ms / 1e6 if ms > 0 else 0:.1f} GB/s of int32 read + written)")
+    label = "Scan" if mode == "scan" else "Find_repeats"
+    if wrong is None:
+        click.echo(f"{label} outputs are correct!")
+    else:
+        click.echo(f"{label} outputs are WRONG: first wrong element at index {wrong}")
+        sys.exit(1)

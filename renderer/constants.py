@@ -2,7 +2,13 @@
 
 TILE_SIZE = 16                       # tiles are TILE_SIZE x TILE_SIZE pixels, one thread per pixel
 BLOCK_THREADS = TILE_SIZE * TILE_SIZE
-SCAN_BLOCK = 1024                    # threads per block of the standalone scan kernels
+SCAN_BLOCK = 1024                    # threads per block of the renderer's one-block scans
+
+# The standalone primitives (renderer/primitives.py, kernels/scan.cu, kernels/saxpy.cu)
+SCAN_THREADS = 256                   # threads per block of the device-wide scan, each taking
+SCAN_ITEMS = 16                      # this many consecutive ints (a multiple of 4: int4 loads)
+SAXPY_THREADS = 256
+SAXPY_BLOCKS_PER_SM = 32             # saxpy's grid: this many blocks per SM, grid-stride beyond
 
 # The fast renderer (renderer/cuda_fast.py, kernels/render_fast.cu)
 FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixels, one block of
@@ -27,5 +33,6 @@ def compile_defines() -> dict[str, int | float]:
     """The -D macros every kernel module is compiled with."""
     return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
             "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "CULL_ITEMS": CULL_ITEMS,
-            "FAST_TILE": FAST_TILE,
+            "FAST_TILE": FAST_TILE, "SCAN_THREADS": SCAN_THREADS, "SCAN_ITEMS": SCAN_ITEMS,
+            "SAXPY_THREADS": SAXPY_THREADS,
             "T_EPS": T_EPS}

@@ -43,11 +43,37 @@ def run_frames(renderer, start: int, end: int,
     times = FrameTimes()
     for _ in range(start):
         renderer.advance()
-    renderer.synchronize()
+    def sync():
+        synchronize(renderer)
+    sync()
     for k in range(start, end):
-        times.clear.append(_timed(renderer.clear, renderer.synchronize))
-        times.advance.append(_timed(renderer.advance, renderer.synchronize))
-        times.render.append(_timed(renderer.render, renderer.synchronize))
+        times.clear.append(_timed(renderer.clear, sync))
+        times.advance.append(_timed(renderer.advance, sync))
+        times.render.append(_timed(renderer.render, sync))
         if on_frame is not None:
             on_frame(k)
     return times
+
+
+def course_time(factory: Callable[[], object], scene, size: int, frames=(0, 4), runs: int = 3):
+    """The course's timing of one scene: for each run a fresh renderer from ``factory()``
+    loads ``scene`` and renders ``frames``; returns (the phases of the run with the smallest
+    per-frame Total, every run's Total), in ms."""
+    best, totals = None, []
+    for _ in range(runs):
+        r = factory()
+        r.load(scene.copy(), size, size)
+        synchronize(r)
+        t = run_frames(r, *frames)
+        phases = {p: t.mean(p) for p in ("clear", "advance", "render", "total")}
+        totals.append(phases["total"])
+        if best is None or phases["total"] < best["total"]:
+            best = phases
+    return best, totals
+
+
+def synchronize(renderer) -> None:
+    """The renderer's ``synchronize()``; renderers without one (pure CPU) need none."""
+    sync = getattr(renderer, "synchronize", None)
+    if sync is not None:
+        sync()

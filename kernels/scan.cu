@@ -1,0 +1,149 @@
+// Device-wide exclusive scan of int32 and find_repeats, in one pass over memory.
+//
+// Single-pass scan with decoupled look-back: each block takes the next tile of
+// SCAN_THREADS * SCAN_ITEMS elements (tile ids from an atomic counter, so a block only ever
+// waits on tiles that are already running), scans it with block_exclusive_scan, publishes
+// the tile's sum, then reads its predecessors' published sums (or their inclusive prefix,
+// which ends the walk) to find what comes before it. Input is read once and output written
+// once: the same traffic as a copy.
+//
+// status[0] is the tile counter; status[1 + t] is tile t's word: flag in the high 32 bits
+// (0 not ready, 1 aggregate, 2 inclusive prefix), the 32-bit sum in the low bits. Flag and
+// value go out in one 64-bit store, so no fence is needed between them. The caller zeroes
+// status before each launch.
+#include "scan.cuh"
+
+#ifndef SCAN_THREADS
+#define SCAN_THREADS 256
+#endif
+#ifndef SCAN_ITEMS
+#define SCAN_ITEMS 16
+#endif
+static_assert(SCAN_ITEMS % 4 == 0, "SCAN_ITEMS must be a multiple of 4 (int4 loads)");
+
+#define TILE_ITEMS (SCAN_THREADS * SCAN_ITEMS)
+#define FLAG_AGGREGATE 1ull
+#define FLAG_PREFIX 2ull
+#define FULL_MASK 0xffffffffu
+
+__device__ __forceinline__ void publish(unsigned long long* word, unsigned long long flag, int value) {
+    *reinterpret_cast<volatile unsigned long long*>(word) = (flag << 32) | static_cast<unsigned>(value);
+}
+
+// Warp 0 of tile ``tile`` (> 0): the sum of every element before the tile. Reads 32
+// predecessors at a time, waits while any is not ready, adds aggregates back to the nearest
+// inclusive prefix.
+__device__ int look_back(const unsigned long long* tiles, long long tile, int lane) {
+    int before = 0;
+    for (long long pred = tile - 1 - lane;; pred -= 32) {
+        unsigned long long word;
+        do {
+            word = pred >= 0 ? *reinterpret_cast<const volatile unsigned long long*>(tiles + pred)
+                             : (FLAG_PREFIX << 32);   // before tile 0: a prefix of 0
+        } while (__any_sync(FULL_MASK, (word >> 32) == 0));
+        const unsigned prefixes = __ballot_sync(FULL_MASK, (word >> 32) == FLAG_PREFIX);
+        const int last = prefixes ? __ffs(prefixes) - 1 : 31;   // nearest tile with a prefix
+        int part = lane <= last ? static_cast<int>(static_cast<unsigned>(word)) : 0;
+#pragma unroll
+        for (int step = 16; step > 0; step >>= 1) part += __shfl_xor_sync(FULL_MASK, part, step);
+        before += part;
+        if (prefixes) return before;
+    }
+}
+
+// The scan of one tile; REPEATS scans the flags x[i] == x[i+1] and scatters i to out.
+template <bool REPEATS>
+__device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __restrict__ out,
+                                          long long n, unsigned long long* status, int* count) {
+    __shared__ int warp_sums[32];
+    __shared__ long long s_tile;
+    __shared__ int s_before;
+    if (threadIdx.x == 0) s_tile = static_cast<long long>(atomicAdd(status, 1ull));
+    __syncthreads();
+    const long long tile = s_tile;
+    const long long first = tile * TILE_ITEMS + static_cast<long long>(threadIdx.x) * SCAN_ITEMS;
+
+    int v[SCAN_ITEMS];
+    if (first + SCAN_ITEMS <= n) {            // whole int4s (x is 16-byte aligned)
+        const int4* src = reinterpret_cast<const int4*>(x + first);
+#pragma unroll
+        for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
+            const int4 w = __ldcs(src + q);   // streamed: read once
+            v[4 * q] = w.x; v[4 * q + 1] = w.y; v[4 * q + 2] = w.z; v[4 * q + 3] = w.w;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) v[k] = first + k < n ? x[first + k] : 0;
+    }
+    if (REPEATS) {                            // v[k] becomes the flag x[i] == x[i+1]
+        const int next = first + SCAN_ITEMS < n ? x[first + SCAN_ITEMS] : 0;
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) {
+            const int after = k + 1 < SCAN_ITEMS ? v[k + 1] : next;
+            v[k] = (first + k + 1 < n) && v[k] == after;
+        }
+    }
+
+    int mine = 0;
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; ++k) mine += v[k];
+    int tile_sum;
+    const int in_tile = block_exclusive_scan<SCAN_THREADS>(mine, tile_sum, warp_sums);
+
+    if (threadIdx.x < 32) {
+        unsigned long long* tiles = status + 1;
+        int before = 0;
+        if (tile == 0) {
+            if (threadIdx.x == 0) publish(tiles, FLAG_PREFIX, tile_sum);
+        } else {
+            if (threadIdx.x == 0) publish(tiles + tile, FLAG_AGGREGATE, tile_sum);
+            before = look_back(tiles, tile, threadIdx.x);
+            if (threadIdx.x == 0) publish(tiles + tile, FLAG_PREFIX, before + tile_sum);
+        }
+        if (threadIdx.x == 0) {
+            s_before = before;
+            if (REPEATS && (tile + 1) * TILE_ITEMS >= n) *count = before + tile_sum;   // last tile
+        }
+    }
+    __syncthreads();
+
+    int running = s_before + in_tile;
+    if (REPEATS) {
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) {
+            if (v[k]) out[running] = static_cast<int>(first + k);
+            running += v[k];
+        }
+    } else if (first + SCAN_ITEMS <= n) {
+        int4* dst = reinterpret_cast<int4*>(out + first);
+#pragma unroll
+        for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
+            int4 w;
+            w.x = running; running += v[4 * q];
+            w.y = running; running += v[4 * q + 1];
+            w.z = running; running += v[4 * q + 2];
+            w.w = running; running += v[4 * q + 3];
+            __stcs(dst + q, w);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) {
+            if (first + k < n) out[first + k] = running;
+            running += v[k];
+        }
+    }
+}
+
+// out[i] = x[0] + ... + x[i-1] (out[0] = 0), wrapping like int32. One block per tile.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+exclusive_scan_i32(const int* __restrict__ x, int* __restrict__ out, long long n,
+                   unsigned long long* status) {
+    scan_tile<false>(x, out, n, status, nullptr);
+}
+
+// out[0..count) = the indices i with x[i] == x[i+1], in order; *count = how many.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+find_repeats_i32(const int* __restrict__ x, int* __restrict__ out, long long n,
+                 unsigned long long* status, int* count) {
+    scan_tile<true>(x, out, n, status, count);
+}

@@ -1,0 +1,161 @@
+"""`render check` end to end on the CPU: the table, reference-time sources, plugins, logs."""
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from test_cli import ROOT, render
+
+FAST = ["-s", "32", "--runs", "1", "--scenes", "rgb,pattern"]
+
+
+def check(tmp_path, *args):
+    return render("check", *args, cwd=tmp_path, env={"CIRCLE_RENDER_CACHE": str(tmp_path / "cache")})
+
+
+def table_rows(stdout):
+    return {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:5]]
+            for line in stdout.splitlines() if line.startswith("| ") and "Scene Name" not in line}
+
+
+def plugin(tmp_path, body, name="mine.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+WRAPPED = """
+    import numpy as np
+    from renderer.reference import CpuRenderer
+
+    class Good(CpuRenderer):
+        name = "good"
+
+    class Raises(CpuRenderer):
+        def render(self):
+            raise RuntimeError("kernel exploded")
+
+    class WrongShape(CpuRenderer):
+        def get_image(self):
+            return super().get_image()[:, :, :3]
+
+    class WrongDtype(CpuRenderer):
+        def get_image(self):
+            return super().get_image().astype(np.float64)
+
+    class NaNs(CpuRenderer):
+        def get_image(self):
+            img = super().get_image()
+            img[3, 4, 1] = np.nan
+            return img
+
+    class Wrong(CpuRenderer):
+        def get_image(self):
+            return 1 - super().get_image()
+
+    class NoRender:
+        def load(self, scene, w, h): pass
+"""
+
+
+def test_cpu_check_prints_the_course_table_and_caches_references(tmp_path):
+    p = check(tmp_path, "-r", "cpu", *FAST)
+    assert p.returncode == 0, p.stderr
+    rows = table_rows(p.stdout)
+    assert set(rows) == {"rgb", "pattern", ""}
+    scores = [int(rows[s][2]) for s in ("rgb", "pattern")]            # cpu against itself, live:
+    assert all(2 <= v <= 12 for v in scores) and rows[""][1] == f"{sum(scores)}/24"   # timing noise
+    from renderer.gpu import gpu_available
+    assert ("Tf: the course's reference times for the" if gpu_available() else
+            "Tf: measured live with the built-in cpu renderer (no GPU") in p.stdout
+    assert "check: [1/2] rgb: reference image" in p.stderr and "run 1/1" in p.stderr
+    cached = list((tmp_path / "cache" / "reference").glob("rgb-32-0-*.npy"))
+    assert len(cached) == 1
+    again = check(tmp_path, "-r", "cpu", *FAST)
+    assert "reference image" not in again.stderr                        # served from the cache
+    log = (tmp_path / "logs" / "rgb.log").read_text()
+    assert "correctness: passed" in log and "every run's per-frame Total" in log
+
+
+def test_ref_times_file(tmp_path):
+    (tmp_path / "ref.json").write_text(json.dumps({"rgb": 1e-6, "pattern": 1e6}))
+    p = check(tmp_path, "-r", "cpu", *FAST, "--ref-times", "ref.json")
+    assert p.returncode == 0, p.stderr
+    rows = table_rows(p.stdout)
+    assert rows["rgb"] == ["0.0000", rows["rgb"][1], "2"]               # > 10x slower: 2 points
+    assert rows["pattern"][2] == "12"                                   # far faster: all 12
+    assert "Tf: reference times from ref.json" in p.stdout
+
+
+def test_example_renderer_from_readme_passes(tmp_path):
+    example = ROOT / "examples" / "my_renderer.py"
+    assert example.read_text() in (ROOT / "README.md").read_text()      # the README shows all of it
+    p = check(tmp_path, "-r", f"{example}:MyRenderer", "-s", "32", "--runs", "1",
+              "--scenes", "rgb,pattern,snowsingle,hypnosis", "--baseline", "cpu")
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert all(r[1] and "(F)" not in r[1] for r in table_rows(p.stdout).values())
+
+
+@pytest.mark.parametrize("cls,reason", [
+    ("Raises", "RuntimeError: kernel exploded"),
+    ("WrongShape", "returned shape (32, 32, 3), expected (32, 32, 4)"),
+    ("WrongDtype", "returned dtype float64, expected float32"),
+    ("NaNs", "1 non-finite values (first at pixel (4, 3) channel g)"),
+    ("Wrong", "mismatches (more than 5)"),
+])
+def test_failing_plugin_is_marked_F_and_the_table_still_prints(tmp_path, cls, reason):
+    path = plugin(tmp_path, WRAPPED)
+    p = check(tmp_path, "-r", f"{path}:{cls}", *FAST, "--baseline", "cpu")
+    assert p.returncode == 1
+    rows = table_rows(p.stdout)
+    assert rows["rgb"][1].endswith("(F)") and rows["rgb"][2] == "0" and rows[""][1] == "0/24"
+    assert reason in (tmp_path / "logs" / "rgb.log").read_text()
+    assert (tmp_path / "logs" / "rgb-mismatches.png").exists() == (cls == "Wrong")
+
+
+def test_good_plugin_by_module_name(tmp_path):
+    plugin(tmp_path, WRAPPED, "my_pkg_renderer.py")
+    p = render("check", "-r", "my_pkg_renderer:Good", *FAST, "--baseline", "cpu", cwd=tmp_path,
+               env={"CIRCLE_RENDER_CACHE": str(tmp_path / "cache"), "PYTHONPATH": f"{ROOT}:{tmp_path}"})
+    assert p.returncode == 0, p.stderr
+    assert "renderer good" in p.stderr
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("nofile.py:X", "no such file 'nofile.py'"),
+    ("no_such_module_xyz:X", "importing 'no_such_module_xyz' raised ModuleNotFoundError"),
+    ("{plugin}:Missing", "has no 'Missing'"),
+    ("{plugin}:NoRender", "it lacks clear, advance, render, get_image"),
+    ("{broken}:X", "raised SyntaxError"),
+    ("metal", "unknown renderer 'metal'"),
+])
+def test_plugin_that_cannot_load_is_one_line_exit_2(tmp_path, spec, message):
+    path = plugin(tmp_path, WRAPPED)
+    broken = plugin(tmp_path, "def (:\n", "broken.py")
+    p = check(tmp_path, "-r", spec.format(plugin=path, broken=broken), *FAST)
+    assert p.returncode == 2 and message in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--ref-times", "ref.json", "--baseline", "cpu"], "not both"),
+    (["--ref-times", "missing.json"], "cannot read --ref-times 'missing.json'"),
+    (["--ref-times", "bad.json"], "is not valid JSON"),
+    (["--ref-times", "partial.json"], "has no time for scene 'pattern'"),
+    (["--scenes", "rgb,nope"], "unknown scene 'nope'"),
+    (["--rules", "mit"], "'cmu', 'cs149'"),
+])
+def test_bad_check_options(tmp_path, args, message):
+    (tmp_path / "ref.json").write_text("{}")
+    (tmp_path / "bad.json").write_text("{")
+    (tmp_path / "partial.json").write_text('{"rgb": 1}')
+    p = check(tmp_path, "-r", "cpu", *FAST, *args)
+    assert p.returncode == 2 and message in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_scan_check_needs_a_gpu(tmp_path):
+    from renderer.gpu import gpu_available
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    p = check(tmp_path, "scan")
+    assert p.returncode == 2 and "needs a CUDA GPU" in p.stderr
