@@ -5,7 +5,8 @@
 // waits on tiles that are already running), scans it with block_exclusive_scan, publishes
 // the tile's sum, then reads its predecessors' published sums (or their inclusive prefix,
 // which ends the walk) to find what comes before it. Input is read once and output written
-// once: the same traffic as a copy.
+// once: the same traffic as a copy. Reads and writes go through shared memory so that they
+// are whole coalesced rows.
 //
 // status[0] is the tile counter; status[1 + t] is tile t's word: flag in the high 32 bits
 // (0 not ready, 1 aggregate, 2 inclusive prefix), the 32-bit sum in the low bits. Flag and
@@ -51,36 +52,51 @@ __device__ int look_back(const unsigned long long* tiles, long long tile, int la
     }
 }
 
-// The scan of one tile; REPEATS scans the flags x[i] == x[i+1] and scatters i to out.
+// Global memory is read and written in whole coalesced rows (int4 per thread, consecutive
+// threads on consecutive addresses) through the shared ``stage``; each thread then works on
+// SCAN_ITEMS consecutive elements of the tile.
+__device__ __forceinline__ void load_tile(const int* __restrict__ x, long long start, long long n,
+                                          int* stage) {
+    if (start + TILE_ITEMS <= n) {
+        const int4* src = reinterpret_cast<const int4*>(x + start);
+#pragma unroll
+        for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
+            const int i = q * SCAN_THREADS + threadIdx.x;
+            reinterpret_cast<int4*>(stage)[i] = __ldcs(src + i);
+        }
+    } else {
+        for (int i = threadIdx.x; i < TILE_ITEMS; i += SCAN_THREADS) stage[i] = start + i < n ? x[start + i] : 0;
+    }
+}
+
 template <bool REPEATS>
 __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __restrict__ out,
                                           long long n, unsigned long long* status, int* count) {
+    __shared__ __align__(16) int stage[TILE_ITEMS];
     __shared__ int warp_sums[32];
     __shared__ long long s_tile;
     __shared__ int s_before;
     if (threadIdx.x == 0) s_tile = static_cast<long long>(atomicAdd(status, 1ull));
     __syncthreads();
-    const long long tile = s_tile;
-    const long long first = tile * TILE_ITEMS + static_cast<long long>(threadIdx.x) * SCAN_ITEMS;
+    const long long tile = s_tile, start = tile * TILE_ITEMS;
+    const int mine0 = threadIdx.x * SCAN_ITEMS;          // this thread's first item in the tile
+    load_tile(x, start, n, stage);
+    __syncthreads();
 
     int v[SCAN_ITEMS];
-    if (first + SCAN_ITEMS <= n) {            // whole int4s (x is 16-byte aligned)
-        const int4* src = reinterpret_cast<const int4*>(x + first);
 #pragma unroll
-        for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
-            const int4 w = __ldcs(src + q);   // streamed: read once
-            v[4 * q] = w.x; v[4 * q + 1] = w.y; v[4 * q + 2] = w.z; v[4 * q + 3] = w.w;
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < SCAN_ITEMS; ++k) v[k] = first + k < n ? x[first + k] : 0;
+    for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
+        const int4 w = reinterpret_cast<const int4*>(stage + mine0)[q];
+        v[4 * q] = w.x; v[4 * q + 1] = w.y; v[4 * q + 2] = w.z; v[4 * q + 3] = w.w;
     }
-    if (REPEATS) {                            // v[k] becomes the flag x[i] == x[i+1]
-        const int next = first + SCAN_ITEMS < n ? x[first + SCAN_ITEMS] : 0;
+    if (REPEATS) {                                       // v[k] becomes the flag x[i] == x[i+1]
+        const long long after_last = start + mine0 + SCAN_ITEMS;
+        const int next = threadIdx.x + 1 < SCAN_THREADS ? stage[mine0 + SCAN_ITEMS]
+                         : (after_last < n ? x[after_last] : 0);
 #pragma unroll
         for (int k = 0; k < SCAN_ITEMS; ++k) {
             const int after = k + 1 < SCAN_ITEMS ? v[k + 1] : next;
-            v[k] = (first + k + 1 < n) && v[k] == after;
+            v[k] = (start + mine0 + k + 1 < n) && v[k] == after;
         }
     }
 
@@ -88,6 +104,7 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
 #pragma unroll
     for (int k = 0; k < SCAN_ITEMS; ++k) mine += v[k];
     int tile_sum;
+    // ends with __syncthreads(): every thread is done reading stage
     const int in_tile = block_exclusive_scan<SCAN_THREADS>(mine, tile_sum, warp_sums);
 
     if (threadIdx.x < 32) {
@@ -102,20 +119,21 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
         }
         if (threadIdx.x == 0) {
             s_before = before;
-            if (REPEATS && (tile + 1) * TILE_ITEMS >= n) *count = before + tile_sum;   // last tile
+            if (REPEATS && start + TILE_ITEMS >= n) *count = before + tile_sum;   // the last tile
         }
     }
-    __syncthreads();
 
-    int running = s_before + in_tile;
-    if (REPEATS) {
+    int running = in_tile;
+    if (REPEATS) {                        // the tile's repeats, packed in order, then copied out
 #pragma unroll
         for (int k = 0; k < SCAN_ITEMS; ++k) {
-            if (v[k]) out[running] = static_cast<int>(first + k);
+            if (v[k]) stage[running] = static_cast<int>(start + mine0 + k);
             running += v[k];
         }
-    } else if (first + SCAN_ITEMS <= n) {
-        int4* dst = reinterpret_cast<int4*>(out + first);
+        __syncthreads();
+        int* dst = out + s_before;
+        for (int i = threadIdx.x; i < tile_sum; i += SCAN_THREADS) __stcs(dst + i, stage[i]);
+    } else {
 #pragma unroll
         for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
             int4 w;
@@ -123,13 +141,21 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
             w.y = running; running += v[4 * q + 1];
             w.z = running; running += v[4 * q + 2];
             w.w = running; running += v[4 * q + 3];
-            __stcs(dst + q, w);
+            reinterpret_cast<int4*>(stage + mine0)[q] = w;
         }
-    } else {
+        __syncthreads();
+        const int before = s_before;
+        if (start + TILE_ITEMS <= n) {
+            int4* dst = reinterpret_cast<int4*>(out + start);
 #pragma unroll
-        for (int k = 0; k < SCAN_ITEMS; ++k) {
-            if (first + k < n) out[first + k] = running;
-            running += v[k];
+            for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
+                const int i = q * SCAN_THREADS + threadIdx.x;
+                int4 w = reinterpret_cast<const int4*>(stage)[i];
+                w.x += before; w.y += before; w.z += before; w.w += before;
+                __stcs(dst + i, w);
+            }
+        } else {
+            for (int i = threadIdx.x; start + i < n; i += SCAN_THREADS) out[start + i] = stage[i] + before;
         }
     }
 }

@@ -133,7 +133,10 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
         raise CliError("the interactive viewer (-i) is not available yet; use -o FILE to save pictures")
     start, end = frames or (0, 1)
     r = pick_renderer(renderer)
-    r.load(circles, size, size)
+    try:
+        r.load(circles, size, size)
+    except registry.RendererUnavailable as e:
+        raise CliError(str(e)) from None
     ref = None
     if check:
         ref = registry.create("cpu")

@@ -6,6 +6,8 @@ scan's block step is kernels/scan.cuh's ``block_exclusive_scan``, the one the re
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .constants import SAXPY_BLOCKS_PER_SM, SAXPY_THREADS, SCAN_ITEMS, SCAN_THREADS
@@ -50,9 +52,22 @@ def _device_array(x, dtype, name: str):
     return x
 
 
-def _sm_count() -> int:
+@functools.lru_cache(maxsize=None)
+def _kernel(file: str, name: str, device: int):
+    """A compiled kernel, looked up once per device: load_module hashes the whole source, which
+    costs more than the launch itself."""
+    return load_module(file).get_function(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device: int) -> int:
     import cupy as cp
-    return cp.cuda.Device().attributes["MultiProcessorCount"]
+    return cp.cuda.Device(device).attributes["MultiProcessorCount"]
+
+
+def _device() -> int:
+    import cupy as cp
+    return cp.cuda.runtime.getDevice()
 
 
 def saxpy(a: float, x, y, out=None):
@@ -67,9 +82,9 @@ def saxpy(a: float, x, y, out=None):
         raise ValueError("out must be an aligned float32 array shaped like x")
     n = x.size
     if n:
-        blocks = max(1, min(-(-n // (4 * SAXPY_THREADS)), SAXPY_BLOCKS_PER_SM * _sm_count()))
-        kernel = load_module("saxpy.cu").get_function("saxpy_f32")
-        kernel((blocks,), (SAXPY_THREADS,), (np.int64(n), np.float32(a), x, y, out))
+        dev = _device()
+        blocks = max(1, min(-(-n // (4 * SAXPY_THREADS)), SAXPY_BLOCKS_PER_SM * _sm_count(dev)))
+        _kernel("saxpy.cu", "saxpy_f32", dev)((blocks,), (SAXPY_THREADS,), (np.int64(n), np.float32(a), x, y, out))
     return out
 
 
@@ -80,7 +95,7 @@ def _scan_launch(name: str, x, out, count=None):
     status = cp.empty(tiles + 1, dtype=np.uint64)
     cp.cuda.runtime.memsetAsync(status.data.ptr, 0, status.nbytes, cp.cuda.get_current_stream().ptr)
     args = (x, out, np.int64(n), status) + ((count,) if count is not None else ())
-    load_module("scan.cu").get_function(name)((tiles,), (SCAN_THREADS,), args)
+    _kernel("scan.cu", name, _device())((tiles,), (SCAN_THREADS,), args)
 
 
 def _scan_input(x):

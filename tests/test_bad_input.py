@@ -67,11 +67,17 @@ def test_gpu_out_of_memory_message(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.gpu
 def test_gpu_out_of_memory_is_one_line(tmp_path):
-    p = render("rand100k", "-r", "cuda", "-s", "8192", "-o", str(tmp_path / "x.png"),
+    p = render("rand100k", "-r", "cuda", "-s", "4096", "-o", str(tmp_path / "x.png"),
                env={"CUPY_GPU_MEMORY_LIMIT": str(64 << 20)})
     assert p.returncode == 2, p.stderr
     assert "the GPU ran out of memory" in one_line(p.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.gpu
+def test_image_too_large_for_the_fast_renderer_is_one_line(tmp_path):
+    p = render("rand100k", "-r", "cuda", "-s", "16384", "-o", str(tmp_path / "x.png"))
+    assert p.returncode == 2 and "use -r cuda-tiled" in one_line(p.stderr)
 
 
 def test_ctrl_c_mid_render_leaves_nothing(tmp_path):
