@@ -8,10 +8,11 @@
 // once: the same traffic as a copy. Reads and writes go through shared memory so that they
 // are whole coalesced rows.
 //
-// status[0] is the tile counter; status[1 + t] is tile t's word: flag in the high 32 bits
-// (0 not ready, 1 aggregate, 2 inclusive prefix), the 32-bit sum in the low bits. Flag and
-// value go out in one 64-bit store, so no fence is needed between them. The caller zeroes
-// status before each launch.
+// status[t] is tile t's word: the 32-bit sum in the low bits, above it a 2-bit flag (1
+// aggregate, 2 inclusive prefix) and the launch's epoch. A word from an earlier launch has an
+// older epoch and reads as not ready, so nothing is zeroed between launches; tile ids come
+// from a counter that is never reset either (this launch's ids start at ``base``). Flag and
+// value go out in one 64-bit store, so no fence is needed between them.
 #include "scan.cuh"
 
 #ifndef SCAN_THREADS
@@ -27,22 +28,23 @@ static_assert(SCAN_ITEMS % 4 == 0, "SCAN_ITEMS must be a multiple of 4 (int4 loa
 #define FLAG_PREFIX 2ull
 #define FULL_MASK 0xffffffffu
 
-__device__ __forceinline__ void publish(unsigned long long* word, unsigned long long flag, int value) {
-    *reinterpret_cast<volatile unsigned long long*>(word) = (flag << 32) | static_cast<unsigned>(value);
+__device__ __forceinline__ void publish(unsigned long long* word, unsigned long long tag, int value) {
+    *reinterpret_cast<volatile unsigned long long*>(word) = (tag << 32) | static_cast<unsigned>(value);
 }
 
 // Warp 0 of tile ``tile`` (> 0): the sum of every element before the tile. Reads 32
 // predecessors at a time, waits while any is not ready, adds aggregates back to the nearest
 // inclusive prefix.
-__device__ int look_back(const unsigned long long* tiles, long long tile, int lane) {
+__device__ int look_back(const unsigned long long* tiles, long long tile, int lane, unsigned epoch) {
     int before = 0;
+    const unsigned long long aggregate = (epoch << 2) | FLAG_AGGREGATE, prefix = (epoch << 2) | FLAG_PREFIX;
     for (long long pred = tile - 1 - lane;; pred -= 32) {
         unsigned long long word;
         do {
             word = pred >= 0 ? *reinterpret_cast<const volatile unsigned long long*>(tiles + pred)
-                             : (FLAG_PREFIX << 32);   // before tile 0: a prefix of 0
-        } while (__any_sync(FULL_MASK, (word >> 32) == 0));
-        const unsigned prefixes = __ballot_sync(FULL_MASK, (word >> 32) == FLAG_PREFIX);
+                             : (prefix << 32);        // before tile 0: a prefix of 0
+        } while (__any_sync(FULL_MASK, (word >> 32) != aggregate && (word >> 32) != prefix));
+        const unsigned prefixes = __ballot_sync(FULL_MASK, (word >> 32) == prefix);
         const int last = prefixes ? __ffs(prefixes) - 1 : 31;   // nearest tile with a prefix
         int part = lane <= last ? static_cast<int>(static_cast<unsigned>(word)) : 0;
 #pragma unroll
@@ -71,12 +73,14 @@ __device__ __forceinline__ void load_tile(const int* __restrict__ x, long long s
 
 template <bool REPEATS>
 __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __restrict__ out,
-                                          long long n, unsigned long long* status, int* count) {
+                                          long long n, unsigned long long* tiles,
+                                          unsigned long long* counter, long long base,
+                                          unsigned epoch, int* count) {
     __shared__ __align__(16) int stage[TILE_ITEMS];
     __shared__ int warp_sums[32];
     __shared__ long long s_tile;
     __shared__ int s_before;
-    if (threadIdx.x == 0) s_tile = static_cast<long long>(atomicAdd(status, 1ull));
+    if (threadIdx.x == 0) s_tile = static_cast<long long>(atomicAdd(counter, 1ull)) - base;
     __syncthreads();
     const long long tile = s_tile, start = tile * TILE_ITEMS;
     const int mine0 = threadIdx.x * SCAN_ITEMS;          // this thread's first item in the tile
@@ -108,14 +112,14 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
     const int in_tile = block_exclusive_scan<SCAN_THREADS>(mine, tile_sum, warp_sums);
 
     if (threadIdx.x < 32) {
-        unsigned long long* tiles = status + 1;
+        const unsigned long long tag = static_cast<unsigned long long>(epoch) << 2;
         int before = 0;
         if (tile == 0) {
-            if (threadIdx.x == 0) publish(tiles, FLAG_PREFIX, tile_sum);
+            if (threadIdx.x == 0) publish(tiles, tag | FLAG_PREFIX, tile_sum);
         } else {
-            if (threadIdx.x == 0) publish(tiles + tile, FLAG_AGGREGATE, tile_sum);
-            before = look_back(tiles, tile, threadIdx.x);
-            if (threadIdx.x == 0) publish(tiles + tile, FLAG_PREFIX, before + tile_sum);
+            if (threadIdx.x == 0) publish(tiles + tile, tag | FLAG_AGGREGATE, tile_sum);
+            before = look_back(tiles, tile, threadIdx.x, epoch);
+            if (threadIdx.x == 0) publish(tiles + tile, tag | FLAG_PREFIX, before + tile_sum);
         }
         if (threadIdx.x == 0) {
             s_before = before;
@@ -163,13 +167,14 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
 // out[i] = x[0] + ... + x[i-1] (out[0] = 0), wrapping like int32. One block per tile.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 exclusive_scan_i32(const int* __restrict__ x, int* __restrict__ out, long long n,
-                   unsigned long long* status) {
-    scan_tile<false>(x, out, n, status, nullptr);
+                   unsigned long long* tiles, unsigned long long* counter, long long base, int epoch) {
+    scan_tile<false>(x, out, n, tiles, counter, base, static_cast<unsigned>(epoch), nullptr);
 }
 
 // out[0..count) = the indices i with x[i] == x[i+1], in order; *count = how many.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 find_repeats_i32(const int* __restrict__ x, int* __restrict__ out, long long n,
-                 unsigned long long* status, int* count) {
-    scan_tile<true>(x, out, n, status, count);
+                 unsigned long long* tiles, unsigned long long* counter, long long base, int epoch,
+                 int* count) {
+    scan_tile<true>(x, out, n, tiles, counter, base, static_cast<unsigned>(epoch), count);
 }

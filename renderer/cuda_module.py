@@ -89,6 +89,50 @@ def _check(status: int) -> None:
         raise cupy.cuda.driver.CUDADriverError(status)
 
 
+def _c_value(a):
+    """A kernel argument as a ctypes value: arrays by device pointer, NumPy-typed scalars."""
+    import ctypes
+
+    import cupy
+    import numpy as np
+    if isinstance(a, cupy.ndarray):
+        if not a.flags.c_contiguous:
+            raise ValueError("kernel array arguments must be C-contiguous")
+        return ctypes.c_void_p(a.data.ptr)
+    if isinstance(a, np.int32):
+        return ctypes.c_int32(int(a))
+    if isinstance(a, np.int64):
+        return ctypes.c_int64(int(a))
+    if isinstance(a, np.float32):
+        return ctypes.c_float(float(a))
+    raise TypeError(f"kernel scalars must be np.int32, np.int64 or np.float32, got {type(a).__name__}")
+
+
+def _dims(grid, block, shared_mem: int):
+    import ctypes
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    block = tuple(block) + (1,) * (3 - len(block))
+    return tuple(ctypes.c_uint(v) for v in (*grid, *block, shared_mem))
+
+
+def function_ptr(function) -> int:
+    """The CUfunction of a RawKernel (compiled on first use) or of a cupy Function."""
+    return getattr(function, "kernel", function).ptr
+
+
+def launch(function_pointer: int, grid, block, args, shared_mem: int = 0) -> None:
+    """One launch through the driver, arguments packed now (for calls whose arrays change
+    each time; ``Launch`` packs once and replays)."""
+    import ctypes
+
+    import cupy
+    values = [_c_value(a) for a in args]
+    params = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+    _check(_libcuda()[0](ctypes.c_void_p(function_pointer), *_dims(grid, block, shared_mem),
+                         ctypes.c_void_p(cupy.cuda.get_current_stream().ptr),
+                         ctypes.cast(params, ctypes.c_void_p), None))
+
+
 class Launch:
     """One kernel launch with its arguments packed once, replayed with little host overhead.
 
@@ -102,31 +146,12 @@ class Launch:
         import ctypes
 
         import cupy
-        import numpy as np
         self._keep = args
-        values = []
-        for a in args:
-            if isinstance(a, cupy.ndarray):
-                if not a.flags.c_contiguous:
-                    raise ValueError("kernel array arguments must be C-contiguous")
-                values.append(ctypes.c_void_p(a.data.ptr))
-            elif isinstance(a, np.int32):
-                values.append(ctypes.c_int32(int(a)))
-            elif isinstance(a, np.int64):
-                values.append(ctypes.c_int64(int(a)))
-            elif isinstance(a, np.float32):
-                values.append(ctypes.c_float(float(a)))
-            else:
-                raise TypeError("kernel scalars must be np.int32, np.int64 or np.float32, "
-                                f"got {type(a).__name__}")
-        self._values = values
-        self._params = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
-        grid = tuple(grid) + (1,) * (3 - len(grid))
-        block = tuple(block) + (1,) * (3 - len(block))
+        self._values = [_c_value(a) for a in args]
+        self._params = (ctypes.c_void_p * max(1, len(self._values)))(
+            *[ctypes.addressof(v) for v in self._values])
         self._function = function   # keeps the module alive
-        # a RawKernel compiles lazily; .kernel is its cupy.cuda.function.Function (with .ptr)
-        ptr = getattr(function, "kernel", function).ptr
-        self._args = (ctypes.c_void_p(ptr), *(ctypes.c_uint(v) for v in (*grid, *block, shared_mem)),
+        self._args = (ctypes.c_void_p(function_ptr(function)), *_dims(grid, block, shared_mem),
                       ctypes.c_void_p(cupy.cuda.get_current_stream().ptr),
                       ctypes.cast(self._params, ctypes.c_void_p), None)
         self._launch = _libcuda()[0]

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from .constants import SAXPY_BLOCKS_PER_SM, SAXPY_THREADS, SCAN_ITEMS, SCAN_THREADS
-from .cuda_module import load_module
+from .cuda_module import function_ptr, launch, load_module
 
 TILE_ITEMS = SCAN_THREADS * SCAN_ITEMS
 MAX_SCAN_LENGTH = 2**31 - 1     # indices and sums are int32
@@ -53,10 +53,10 @@ def _device_array(x, dtype, name: str):
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(file: str, name: str, device: int):
-    """A compiled kernel, looked up once per device: load_module hashes the whole source, which
-    costs more than the launch itself."""
-    return load_module(file).get_function(name)
+def _kernel(file: str, name: str, device: int) -> int:
+    """A compiled kernel's function pointer, looked up once per device (load_module hashes
+    the whole source, which costs more than a launch). The module stays cached there."""
+    return function_ptr(load_module(file).get_function(name))
 
 
 @functools.lru_cache(maxsize=None)
@@ -68,6 +68,42 @@ def _sm_count(device: int) -> int:
 def _device() -> int:
     import cupy as cp
     return cp.cuda.runtime.getDevice()
+
+
+class _ScanState:
+    """The scan's bookkeeping for one device and stream, kept between calls: tile status
+    words, a tile counter that only grows, and the epoch that tells this launch's status
+    words from older ones. Nothing is allocated or zeroed per call."""
+
+    MAX_EPOCH = 2**30 - 1             # the epoch has 30 bits in a status word
+
+    def __init__(self):
+        import cupy as cp
+        self.tiles = None
+        self.counter = cp.zeros(1, dtype=np.uint64)
+        self.count = cp.zeros(1, dtype=np.int32)
+        self.epoch = self.issued = 0
+
+    def next_launch(self, tiles: int) -> tuple[np.int64, np.int32]:
+        """(first tile id, epoch) for a launch of ``tiles`` tiles."""
+        import cupy as cp
+        if self.tiles is None or self.tiles.size < tiles or self.epoch == self.MAX_EPOCH:
+            self.tiles = cp.zeros(max(tiles, 4096), dtype=np.uint64)
+            self.epoch = 0
+        self.epoch += 1
+        base, self.issued = self.issued, self.issued + tiles
+        return np.int64(base), np.int32(self.epoch)
+
+
+_scan_states: dict = {}
+
+
+def _scan_state() -> _ScanState:
+    import cupy as cp
+    key = (_device(), cp.cuda.get_current_stream().ptr)
+    if key not in _scan_states:
+        _scan_states[key] = _ScanState()
+    return _scan_states[key]
 
 
 def saxpy(a: float, x, y, out=None):
@@ -84,18 +120,19 @@ def saxpy(a: float, x, y, out=None):
     if n:
         dev = _device()
         blocks = max(1, min(-(-n // (4 * SAXPY_THREADS)), SAXPY_BLOCKS_PER_SM * _sm_count(dev)))
-        _kernel("saxpy.cu", "saxpy_f32", dev)((blocks,), (SAXPY_THREADS,), (np.int64(n), np.float32(a), x, y, out))
+        launch(_kernel("saxpy.cu", "saxpy_f32", dev), (blocks,), (SAXPY_THREADS,),
+               (np.int64(n), np.float32(a), x, y, out))
     return out
 
 
-def _scan_launch(name: str, x, out, count=None):
-    import cupy as cp
-    n = x.size
-    tiles = -(-n // TILE_ITEMS)
-    status = cp.empty(tiles + 1, dtype=np.uint64)
-    cp.cuda.runtime.memsetAsync(status.data.ptr, 0, status.nbytes, cp.cuda.get_current_stream().ptr)
-    args = (x, out, np.int64(n), status) + ((count,) if count is not None else ())
-    _kernel("scan.cu", name, _device())((tiles,), (SCAN_THREADS,), args)
+def _scan_launch(name: str, x, out, with_count: bool = False):
+    tiles = -(-x.size // TILE_ITEMS)
+    state = _scan_state()
+    base, epoch = state.next_launch(tiles)
+    args = (x, out, np.int64(x.size), state.tiles, state.counter, base, epoch)
+    launch(_kernel("scan.cu", name, _device()), (tiles,), (SCAN_THREADS,),
+           args + ((state.count,) if with_count else ()))
+    return state
 
 
 def _scan_input(x):
@@ -123,7 +160,6 @@ def find_repeats(x):
     if x.size < 2:
         return cp.empty(0, dtype=np.int32), 0
     out = cp.empty(x.size - 1, dtype=np.int32)
-    count = cp.empty(1, dtype=np.int32)
-    _scan_launch("find_repeats_i32", x, out, count)
-    k = int(count.get()[0])
+    state = _scan_launch("find_repeats_i32", x, out, with_count=True)
+    k = int(state.count.get()[0])
     return out[:k], k

@@ -29,15 +29,18 @@ def make_input(kind: str, n: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 10, n, dtype=np.int32)
 
 
-def event_ms(step, runs: int = 3, warmup: int = 1) -> float:
+def event_ms(step, runs: int = 3, warmup: int = 1, before=None) -> float:
     """Min over ``runs`` of the CUDA-event time (ms) of ``step()``; the timeline includes the
-    host's launch work, since nothing else is queued."""
+    host's launch work, since nothing else is queued. ``before()`` runs untimed each time."""
     import cupy as cp
     for _ in range(warmup):
         step()
     cp.cuda.Device().synchronize()
     start, stop, best = cp.cuda.Event(), cp.cuda.Event(), float("inf")
     for _ in range(runs):
+        if before is not None:
+            before()
+            cp.cuda.Device().synchronize()
         start.record()
         step()
         stop.record()
@@ -58,7 +61,8 @@ def copy_gbps(nbytes: int, runs: int = 5) -> float:
 
 
 def cub_scan(x):
-    """CuPy's CUB inclusive sum (the same work as an exclusive scan), for comparison."""
+    """CuPy's CUB inclusive sum (the same work as an exclusive scan), for comparison. It scans
+    ``x`` in place."""
     from cupy.cuda import cub
     return cub.cub_scan(x, cub.CUPY_CUB_CUMSUM)
 
@@ -103,6 +107,7 @@ def run_primitive(mode: str, x_host: np.ndarray, runs: int = 3, use_cub: bool = 
     from .primitives import exclusive_scan, exclusive_scan_reference, find_repeats, find_repeats_reference
     x = cp.asarray(x_host)
     if mode == "scan":
+        # CUB scans in place: the first call is checked, the timed ones rescan its output
         fn = (lambda: cub_scan(x)) if use_cub else (lambda: exclusive_scan(x))
         got = cp.asnumpy(fn())
         want = np.cumsum(x_host, dtype=np.int32) if use_cub else exclusive_scan_reference(x_host)

@@ -1,0 +1,52 @@
+"""Kernel-only times of the device-wide scan for tile shapes (SCAN_THREADS x SCAN_ITEMS), with
+buffers allocated and zeroed outside the timed region; against CUB and a device copy.
+
+    python benchmarks/scan_variants.py   (prints JSON)
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import cupy as cp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from renderer.cuda_module import load_module  # noqa: E402
+from renderer.primitives import exclusive_scan_reference  # noqa: E402
+from renderer.primitives_cli import copy_gbps, cub_scan, event_ms  # noqa: E402
+
+SHAPES = [(256, 16), (256, 32), (512, 16), (128, 16), (128, 32), (512, 8)]
+
+
+def main() -> None:
+    out = {}
+    for n in (1_000_000, 10_000_000, 40_000_000):
+        x_host = np.random.default_rng(n).integers(0, 10, n, dtype=np.int32)
+        x, y = cp.asarray(x_host), cp.empty(n, np.int32)
+        scratch = x.copy()                   # CUB scans in place
+        row = {"copy_gbps": copy_gbps(4 * n), "cub_ms": event_ms(lambda: cub_scan(scratch), runs=5)}
+        want = exclusive_scan_reference(x_host)
+        for threads, items in SHAPES:
+            tile = threads * items
+            tiles = -(-n // tile)
+            status, counter = cp.zeros(tiles, np.uint64), cp.zeros(1, np.uint64)
+            f = load_module("scan.cu", {"SCAN_THREADS": threads, "SCAN_ITEMS": items}).get_function("exclusive_scan_i32")
+
+            def before():
+                status.fill(0)
+                counter.fill(0)
+            launch = lambda: f((tiles,), (threads,), (x, y, np.int64(n), status, counter,  # noqa: E731
+                                                      np.int64(0), np.int32(1)))
+            kernel_ms = event_ms(launch, runs=5, warmup=0, before=before)
+            ok = bool(np.array_equal(cp.asnumpy(y), want))
+            row[f"{threads}x{items}"] = {"kernel_ms": kernel_ms, "gbps": 8 * n / kernel_ms / 1e6, "correct": ok}
+        out[n] = row
+        print(n, json.dumps(row), file=sys.stderr)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
