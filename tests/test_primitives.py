@@ -114,3 +114,18 @@ def test_without_gpu_is_one_line_exit_2(args):
         pytest.skip("a GPU is present")
     p = render(*args)
     assert p.returncode == 2 and "needs a CUDA GPU" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.gpu
+def test_back_to_back_calls_reuse_state_and_epoch_wraps():
+    import cupy as cp
+
+    from renderer import primitives
+    from renderer.primitives import exclusive_scan, find_repeats
+    xs = [inputs(n, "random", seed=k) for k, n in enumerate([3 * TILE + 5, TILE, 10 * TILE + 1, 7, 2 * TILE])]
+    for round_ in range(3):
+        if round_ == 2:                                   # force the epoch to wrap
+            primitives._scan_state().epoch = primitives._ScanState.MAX_EPOCH - 1
+        for x in xs:
+            assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_reference(x))
+            assert np.array_equal(cp.asnumpy(find_repeats(cp.asarray(x))[0]), find_repeats_reference(x))
