@@ -120,17 +120,40 @@ def function_ptr(function) -> int:
     return getattr(function, "kernel", function).ptr
 
 
+_PACK = {"int32": "i", "int64": "q", "float32": "f"}
+
+
 def launch(function_pointer: int, grid, block, args, shared_mem: int = 0) -> None:
-    """One launch through the driver, arguments packed now (for calls whose arrays change
-    each time; ``Launch`` packs once and replays)."""
+    """One launch through the driver with the arguments packed now, for calls whose arrays
+    change each time (``Launch`` packs once and replays). The arguments go as one packed
+    buffer (CU_LAUNCH_PARAM_BUFFER_POINTER): one struct.pack instead of a ctypes object per
+    argument, which matters when the kernel itself takes a few microseconds."""
     import ctypes
+    import struct
 
     import cupy
-    values = [_c_value(a) for a in args]
-    params = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+    import numpy as np
+    fmt, values = ["@"], []
+    for a in args:
+        if isinstance(a, cupy.ndarray):
+            if not a.flags.c_contiguous:
+                raise ValueError("kernel array arguments must be C-contiguous")
+            fmt.append("P")
+            values.append(a.data.ptr)
+        else:
+            code = _PACK.get(a.dtype.name) if isinstance(a, np.generic) else None
+            if code is None:
+                raise TypeError("kernel scalars must be np.int32, np.int64 or np.float32, "
+                                f"got {type(a).__name__}")
+            fmt.append(code)
+            values.append(a.item())
+    packed = struct.pack("".join(fmt) + "0P", *values)   # "0P": pad the end to 8 bytes
+    buffer = ctypes.create_string_buffer(packed, len(packed))
+    size = ctypes.c_size_t(len(packed))
+    extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buffer), 2, ctypes.addressof(size), 0)
     _check(_libcuda()[0](ctypes.c_void_p(function_pointer), *_dims(grid, block, shared_mem),
-                         ctypes.c_void_p(cupy.cuda.get_current_stream().ptr),
-                         ctypes.cast(params, ctypes.c_void_p), None))
+                         ctypes.c_void_p(cupy.cuda.get_current_stream().ptr), None,
+                         ctypes.cast(extra, ctypes.c_void_p)))
 
 
 class Launch:

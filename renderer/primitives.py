@@ -146,7 +146,7 @@ def exclusive_scan(x):
     """Exclusive prefix sum of an int32 device array (any length): out[i] = sum(x[:i])."""
     import cupy as cp
     x = _scan_input(x)
-    out = cp.empty_like(x)
+    out = cp.empty(x.size, dtype=np.int32)
     if x.size:
         _scan_launch("exclusive_scan_i32", x, out)
     return out
