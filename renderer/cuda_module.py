@@ -147,7 +147,7 @@ def launch(function_pointer: int, grid, block, args, shared_mem: int = 0) -> Non
                                 f"got {type(a).__name__}")
             fmt.append(code)
             values.append(a.item())
-    packed = struct.pack("".join(fmt) + "0P", *values)   # "0P": pad the end to 8 bytes
+    packed = struct.pack("".join(fmt), *values)          # C layout: native alignment, no tail
     buffer = ctypes.create_string_buffer(packed, len(packed))
     size = ctypes.c_size_t(len(packed))
     extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buffer), 2, ctypes.addressof(size), 0)
