@@ -1,14 +1,18 @@
 import sys, time; sys.path.insert(0, '.')
 import cupy as cp, numpy as np
-from renderer.primitives import exclusive_scan, saxpy
-from renderer.primitives_cli import cub_scan
-x = cp.asarray(np.random.default_rng(0).integers(0, 10, 10000, dtype=np.int32))
-exclusive_scan(x); cp.cuda.Device().synchronize()
-f = cp.ones(10000, cp.float32)
-for label, fn in [("exclusive_scan", lambda: exclusive_scan(x)), ("cub", lambda: cub_scan(x)),
-                  ("saxpy", lambda: saxpy(1.0, f, f, f)), ("empty", lambda: cp.empty(10000, np.int32))]:
-    for rep in range(2):
-        t0 = time.perf_counter()
-        for _ in range(2000): fn()
-        cp.cuda.Device().synchronize()
-        print(label, round((time.perf_counter() - t0) / 2000 * 1e6, 2), "us")
+from renderer.cuda_module import load_module, launch, Launch, function_ptr
+f = load_module("saxpy.cu").get_function("saxpy_f32")
+x = cp.ones(16, cp.float32)
+args = (np.int64(16), np.float32(1), x, x, x)
+ptr = function_ptr(f)
+L = Launch(f, (1,), (256,), args)
+cases = [("rawkernel", lambda: f((1,), (256,), args)), ("launch_packed", lambda: launch(ptr, (1,), (256,), args)),
+         ("Launch_replay", lambda: L()), ("Launch_build+call", lambda: Launch(f, (1,), (256,), args)())]
+for label, fn in cases * 2:
+    fn(); cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    for _ in range(3000): fn()
+    t1 = time.perf_counter()
+    cp.cuda.Device().synchronize()
+    t2 = time.perf_counter()
+    print(f"{label}: host {1e6*(t1-t0)/3000:.2f} us/call, with drain {1e6*(t2-t0)/3000:.2f}")
