@@ -120,48 +120,12 @@ def function_ptr(function) -> int:
     return getattr(function, "kernel", function).ptr
 
 
-_PACK = {"int32": "i", "int64": "q", "float32": "f"}
-
-
-def launch(function_pointer: int, grid, block, args, shared_mem: int = 0) -> None:
-    """One launch through the driver with the arguments packed now, for calls whose arrays
-    change each time (``Launch`` packs once and replays). The arguments go as one packed
-    buffer (CU_LAUNCH_PARAM_BUFFER_POINTER): one struct.pack instead of a ctypes object per
-    argument, which matters when the kernel itself takes a few microseconds."""
-    import ctypes
-    import struct
-
-    import cupy
-    import numpy as np
-    fmt, values = ["@"], []
-    for a in args:
-        if isinstance(a, cupy.ndarray):
-            if not a.flags.c_contiguous:
-                raise ValueError("kernel array arguments must be C-contiguous")
-            fmt.append("P")
-            values.append(a.data.ptr)
-        else:
-            code = _PACK.get(a.dtype.name) if isinstance(a, np.generic) else None
-            if code is None:
-                raise TypeError("kernel scalars must be np.int32, np.int64 or np.float32, "
-                                f"got {type(a).__name__}")
-            fmt.append(code)
-            values.append(a.item())
-    packed = struct.pack("".join(fmt), *values)          # C layout: native alignment, no tail
-    buffer = ctypes.create_string_buffer(packed, len(packed))
-    size = ctypes.c_size_t(len(packed))
-    extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buffer), 2, ctypes.addressof(size), 0)
-    _check(_libcuda()[0](ctypes.c_void_p(function_pointer), *_dims(grid, block, shared_mem),
-                         ctypes.c_void_p(cupy.cuda.get_current_stream().ptr), None,
-                         ctypes.cast(extra, ctypes.c_void_p)))
-
-
 class Launch:
     """One kernel launch with its arguments packed once, replayed with little host overhead.
 
-    CuPy's ``RawKernel.__call__`` converts every argument on every call (about 12 us a launch
-    here) and even ``cupy.cuda.driver.launchKernel`` costs about 6.5 us; this object calls the
-    driver's ``cuLaunchKernel`` through ctypes with arguments built once. The arrays must stay
+    Replaying costs about 5.2 us a launch on the H100 machine, against 6.0 us for CuPy 14's
+    ``RawKernel.__call__``; building one costs more (ctypes objects), so for arrays that change
+    on every call, call the RawKernel instead (measured, docs/perf-notes.md). The arrays must stay
     alive (and in place) as long as this object is used; it keeps references to them.
     """
 
