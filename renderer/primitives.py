@@ -83,6 +83,8 @@ class _ScanState:
         self.tiles = None
         self.counter = cp.zeros(1, dtype=np.uint64)
         self.count = cp.zeros(1, dtype=np.int32)
+        # find_repeats' count comes back through pinned memory: a plain .get() costs ~15 us more
+        self.count_host = np.frombuffer(cp.cuda.alloc_pinned_memory(4), dtype=np.int32, count=1)
         self.epoch = self.issued = 0
 
     def next_launch(self, tiles: int) -> tuple[np.int64, np.int32]:
@@ -162,5 +164,9 @@ def find_repeats(x):
         return cp.empty(0, dtype=np.int32), 0
     out = cp.empty(x.size - 1, dtype=np.int32)
     state = _scan_launch("find_repeats_i32", x, out, with_count=True)
-    k = int(state.count.get()[0])
+    stream = cp.cuda.get_current_stream()
+    cp.cuda.runtime.memcpyAsync(state.count_host.ctypes.data, state.count.data.ptr, 4,
+                                cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+    stream.synchronize()
+    k = int(state.count_host[0])
     return out[:k], k
