@@ -54,6 +54,15 @@ __device__ int look_back(const unsigned long long* tiles, long long tile, int la
     }
 }
 
+// stage is addressed through a swizzle of its int4 slots so that both the row-wise (slot
+// q * SCAN_THREADS + t) and the per-thread (slot SCAN_ITEMS / 4 * t + q) accesses of 8 threads
+// fall in 8 different 16-byte bank groups: without it the per-thread ones conflict 4 ways.
+__device__ __forceinline__ int swizzle(int slot) { return slot ^ ((slot >> 3) & 7); }
+__device__ __forceinline__ int4& slot_at(int* stage, int slot) {
+    return reinterpret_cast<int4*>(stage)[swizzle(slot)];
+}
+__device__ __forceinline__ int& item_at(int* stage, int i) { return stage[swizzle(i >> 2) * 4 + (i & 3)]; }
+
 // Global memory is read and written in whole coalesced rows (int4 per thread, consecutive
 // threads on consecutive addresses) through the shared ``stage``; each thread then works on
 // SCAN_ITEMS consecutive elements of the tile.
@@ -64,10 +73,10 @@ __device__ __forceinline__ void load_tile(const int* __restrict__ x, long long s
 #pragma unroll
         for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
             const int i = q * SCAN_THREADS + threadIdx.x;
-            reinterpret_cast<int4*>(stage)[i] = __ldcs(src + i);
+            slot_at(stage, i) = __ldcs(src + i);
         }
     } else {
-        for (int i = threadIdx.x; i < TILE_ITEMS; i += SCAN_THREADS) stage[i] = start + i < n ? x[start + i] : 0;
+        for (int i = threadIdx.x; i < TILE_ITEMS; i += SCAN_THREADS) item_at(stage, i) = start + i < n ? x[start + i] : 0;
     }
 }
 
@@ -90,12 +99,12 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
     int v[SCAN_ITEMS];
 #pragma unroll
     for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
-        const int4 w = reinterpret_cast<const int4*>(stage + mine0)[q];
+        const int4 w = slot_at(stage, mine0 / 4 + q);
         v[4 * q] = w.x; v[4 * q + 1] = w.y; v[4 * q + 2] = w.z; v[4 * q + 3] = w.w;
     }
     if (REPEATS) {                                       // v[k] becomes the flag x[i] == x[i+1]
         const long long after_last = start + mine0 + SCAN_ITEMS;
-        const int next = threadIdx.x + 1 < SCAN_THREADS ? stage[mine0 + SCAN_ITEMS]
+        const int next = threadIdx.x + 1 < SCAN_THREADS ? item_at(stage, mine0 + SCAN_ITEMS)
                          : (after_last < n ? x[after_last] : 0);
 #pragma unroll
         for (int k = 0; k < SCAN_ITEMS; ++k) {
@@ -128,7 +137,8 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
     }
 
     int running = in_tile;
-    if (REPEATS) {                        // the tile's repeats, packed in order, then copied out
+    if (REPEATS) {                        // the tile's repeats, packed in order (stage read
+                                          // linearly, no swizzle), then copied out
 #pragma unroll
         for (int k = 0; k < SCAN_ITEMS; ++k) {
             if (v[k]) stage[running] = static_cast<int>(start + mine0 + k);
@@ -145,7 +155,7 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
             w.y = running; running += v[4 * q + 1];
             w.z = running; running += v[4 * q + 2];
             w.w = running; running += v[4 * q + 3];
-            reinterpret_cast<int4*>(stage + mine0)[q] = w;
+            slot_at(stage, mine0 / 4 + q) = w;
         }
         __syncthreads();
         const int before = s_before;
@@ -154,12 +164,12 @@ __device__ __forceinline__ void scan_tile(const int* __restrict__ x, int* __rest
 #pragma unroll
             for (int q = 0; q < SCAN_ITEMS / 4; ++q) {
                 const int i = q * SCAN_THREADS + threadIdx.x;
-                int4 w = reinterpret_cast<const int4*>(stage)[i];
+                int4 w = slot_at(stage, i);
                 w.x += before; w.y += before; w.z += before; w.w += before;
                 __stcs(dst + i, w);
             }
         } else {
-            for (int i = threadIdx.x; start + i < n; i += SCAN_THREADS) out[start + i] = stage[i] + before;
+            for (int i = threadIdx.x; start + i < n; i += SCAN_THREADS) out[start + i] = item_at(stage, i) + before;
         }
     }
 }
