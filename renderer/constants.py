@@ -5,9 +5,10 @@ BLOCK_THREADS = TILE_SIZE * TILE_SIZE
 SCAN_BLOCK = 1024                    # threads per block of the renderer's one-block scans
 
 # The standalone primitives (renderer/primitives.py, kernels/scan.cu, kernels/saxpy.cu)
-SCAN_THREADS = 512                   # threads per block of the device-wide scan, each taking
-SCAN_ITEMS = 16                      # this many consecutive ints (a multiple of 4: int4 loads);
-                                     # 512x16 beat 256x16 by 2-4% at 10M-40M (scan_variants.py)
+SCAN_THREADS = 256                   # threads per block of the device-wide scan, each taking
+SCAN_ITEMS = 32                      # this many consecutive ints (a multiple of 4: int4 loads);
+                                     # fastest of 6 shapes at 40M with the swizzled stage
+                                     # (scan_variants.py, docs/perf-notes.md)
 SAXPY_THREADS = 256
 SAXPY_BLOCKS_PER_SM = 32             # saxpy's grid: this many blocks per SM, grid-stride beyond
 
