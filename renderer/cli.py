@@ -113,12 +113,18 @@ def pick_renderer(name: str, progress: bool = True):
 @click.option("-c", "--check", is_flag=True,
               help="Also render with the cpu reference and compare by the course's rule "
                    "(r, g, b within 0.1; more than 5 mismatches fails, exit code 1).")
-@click.option("-i", "--interactive", is_flag=True, help="Show the scene animating in a window.")
+@click.option("-i", "--interactive", is_flag=True,
+              help="Show the scene animating in a window (keys: h for help, q to quit).")
 @click.option("--save-scene", "save_to", type=click.Path(dir_okay=False),
               help="Write the circles as drawn in the first rendered frame to FILE: .circles "
                    "(this project's format, with colours and shading) or .par (the course's, "
                    "snow shading only). The file re-renders to the same picture.")
-def scene_command(scene, renderer, size, seed, frames, output, check, interactive, save_to):
+@click.option("--frames", "view_frames", type=click.IntRange(1, None),
+              help="With -i: quit after this many frames (for scripts and timing).")
+@click.option("--screenshot", type=click.Path(dir_okay=False),
+              help="With -i: save the last frame as displayed (read back from the window) to this PNG.")
+def scene_command(scene, renderer, size, seed, frames, output, check, interactive, save_to,
+                  view_frames, screenshot):
     """Render SCENE: a name from `render list`, or a scene file (.par or .circles)."""
     circles = load_scene_arg(scene, seed)
     out = None
@@ -130,7 +136,10 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
     if save_to is not None:
         _save_scene(circles, save_to, (frames or (0, 1))[0])
     if interactive:
-        raise CliError("the interactive viewer (-i) is not available yet; use -o FILE to save pictures")
+        _view(scene, circles, renderer, size, seed, view_frames, screenshot)
+        return
+    if view_frames is not None or screenshot is not None:
+        raise CliError("--frames and --screenshot go with -i (the viewer)")
     start, end = frames or (0, 1)
     r = pick_renderer(renderer)
     try:
@@ -171,6 +180,30 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
                    "nothing written (use -o FILE to save it)", err=True)
     if failures:
         sys.exit(1)
+
+
+def _view(word, circles, renderer, size, seed, frames, screenshot) -> None:
+    """``-i``: the viewer, with a summary line on stderr when it ends."""
+    from .viewer import ViewerError, ViewerState, available_renderers, run_viewer, viewer_scenes
+    if screenshot is not None:
+        try:
+            check_output_path(screenshot)
+        except OutputError as e:
+            raise CliError(str(e)) from None
+    first = registry.resolve(renderer)
+    if first != "cpu":
+        pick_renderer(first)                      # a clear error now if it cannot run
+    scenes, index = viewer_scenes(circles.name, circles.copy, seed)
+    state = ViewerState(scenes, available_renderers(first), size, index=index)
+    t0 = time.perf_counter()
+    try:
+        state = run_viewer(state, frames=frames, screenshot=screenshot)
+    except ViewerError as e:
+        raise CliError(str(e)) from None
+    secs = time.perf_counter() - t0
+    t = state.times
+    click.echo(f"viewer: {state.shown} frames in {secs:.2f} s, {state.steady_fps():.1f} FPS after the "
+               "first; last frame ms: " + ", ".join(f"{p} {t[p]:.2f}" for p in t), err=True)
 
 
 def load_scene_arg(word: str, seed: int):

@@ -138,12 +138,16 @@ class FastCudaRenderer:
     def synchronize(self) -> None:
         device_synchronize()
 
-    def get_image(self) -> np.ndarray:
-        """(H, W, 4) float32 on the host, row 0 at the bottom."""
+    def device_image(self):
+        """The (H, W, 4) float32 image on the GPU (a CuPy array), row 0 at the bottom."""
         if self._pending_clear:
             self._clear_now()
             self._pending_clear = False
-        return self.image.get()
+        return self.image
+
+    def get_image(self) -> np.ndarray:
+        """(H, W, 4) float32 on the host, row 0 at the bottom."""
+        return self.device_image().get()
 
     def kernel_launches(self) -> list[tuple[str, object]]:
         """(name, launch) of every kernel ``render()`` runs after a ``clear()``, in order."""

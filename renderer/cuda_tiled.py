@@ -107,6 +107,10 @@ class TiledCudaRenderer:
     def synchronize(self) -> None:
         device_synchronize()
 
+    def device_image(self):
+        """The (H, W, 4) float32 image on the GPU (a CuPy array), row 0 at the bottom."""
+        return self.image
+
     def get_image(self) -> np.ndarray:
         """(H, W, 4) float32 on the host, row 0 at the bottom."""
         return self.image.get()

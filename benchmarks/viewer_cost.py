@@ -1,0 +1,59 @@
+"""Per-frame cost of what the viewer does on the GPU, without a window: clear + advance +
+render, then the frame to 8-bit RGBA on the device and across to the host; against fetching
+the float image and converting on the CPU. Median of 30 frames, ms; prints JSON.
+
+    python benchmarks/viewer_cost.py [-o FILE] [--scenes rand100k,snow] [--size 1024]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from renderer import registry  # noqa: E402
+from renderer.bench import current_commit  # noqa: E402
+from renderer.display import frame_rgba8, to_rgba8  # noqa: E402
+from renderer.gpu import gpu_name  # noqa: E402
+from scenes import make_scene  # noqa: E402
+
+
+def timed(step, sync) -> float:
+    t0 = time.perf_counter()
+    step()
+    sync()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--scenes", default="rand100k,snow")
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--frames", type=int, default=30)
+    a = ap.parse_args()
+    record = {"gpu": gpu_name(), "commit": current_commit(), "size": a.size, "renderer": "cuda",
+              "method": "host clock with device synchronize, median over frames", "scenes": {}}
+    for name in a.scenes.split(","):
+        r = registry.create("cuda")
+        r.load(make_scene(name), a.size, a.size)
+        rows = {"render": [], "rgba8_on_gpu_and_copy": [], "float_copy_and_cpu_convert": []}
+        for _ in range(a.frames):
+            rows["render"].append(timed(lambda: (r.clear(), r.advance(), r.render()), r.synchronize))
+            rows["rgba8_on_gpu_and_copy"].append(timed(lambda: frame_rgba8(r), r.synchronize))
+            rows["float_copy_and_cpu_convert"].append(timed(lambda: to_rgba8(r.get_image()), r.synchronize))
+        med = {k: statistics.median(v[1:]) for k, v in rows.items()}
+        med["frame_total"] = med["render"] + med["rgba8_on_gpu_and_copy"]
+        record["scenes"][name] = med
+    text = json.dumps(record, indent=2)
+    print(text)
+    if a.output:
+        Path(a.output).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""The viewer: its logic without a window, and the real window under Xvfb (started here)."""
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from golden.make import golden_path
+from renderer.display import to_rgba8
+from renderer.image_io import read_image
+from renderer.shading import to_bytes
+from renderer.viewer import ViewerState, viewer_scenes
+from scenes import make_scene
+from test_cli import render
+
+
+@pytest.fixture(scope="module")
+def xvfb():
+    """A virtual X display for this module's tests; skipped where Xvfb is not installed."""
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed (CI installs it)")
+    for n in range(91, 120):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            break
+    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if Path(f"/tmp/.X11-unix/X{n}").exists():
+            break
+        time.sleep(0.05)
+    old = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = f":{n}"
+    yield f":{n}"
+    proc.terminate()
+    proc.wait(timeout=10)
+    if old is None:
+        os.environ.pop("DISPLAY", None)
+    else:
+        os.environ["DISPLAY"] = old
+
+
+def state(scene="hypnosis", size=32):
+    scenes, index = viewer_scenes(scene, lambda: make_scene(scene, 0), 0)
+    s = ViewerState(scenes, ["cpu"], size, index=index)
+    s.load()
+    return s
+
+
+def test_rgba8_is_the_png_bytes_in_gl_row_order():
+    img = np.random.default_rng(1).uniform(-0.5, 1.5, (5, 7, 4)).astype(np.float32)
+    out = to_rgba8(img)
+    assert np.array_equal(out[::-1, :, :3], to_bytes(img)) and (out[..., 3] == 255).all()
+
+
+def test_keys_without_a_window():
+    s = state()
+    assert s.tick() and s.frame == 1
+    s.key("p")
+    assert not s.tick() and s.frame == 1                 # paused: nothing rendered
+    s.key("plus")
+    assert s.tick() and not s.tick() and s.frame == 2    # one step, then paused again
+    s.key("right")
+    assert s.scene_name == "fireworks" and s.frame == 0 and s.tick() and s.frame == 1
+    s.key("left"), s.key("left")
+    assert s.scene_name == "bouncingballs"               # the course's order
+    s.index = 0
+    s.key("left")
+    assert s.scene_name == "fireworks"                   # wraps around
+    s.key("f"), s.key("h")
+    assert s.show_stats and s.show_help and "FPS" in s.stats_text() and "quit" in s.help_text()
+    s.key("escape")
+    assert s.quit
+
+
+def test_first_displayed_frame_equals_png(xvfb, tmp_path):
+    for scene in ("rgb", "pattern"):
+        shot = tmp_path / f"{scene}.png"
+        p = render(scene, "-r", "cpu", "-s", "256", "-i", "--frames", "1", "--screenshot", str(shot),
+                   env={"DISPLAY": xvfb})
+        assert p.returncode == 0, p.stderr
+        assert "viewer: 1 frames in" in p.stderr
+        diff = np.abs(read_image(shot).astype(int) - read_image(golden_path(scene)).astype(int))
+        assert diff.max() <= 1, (scene, diff.max())
+
+
+def test_key_events_drive_the_window(xvfb, tmp_path, monkeypatch):
+    from pyglet.window import key
+
+    from renderer.viewer import run_viewer
+    monkeypatch.chdir(tmp_path)
+    seen = []
+    script = {1: key.P, 3: key.EQUAL, 4: key.RIGHT, 6: key.S, 7: key.F, 8: key.Q}
+
+    def on_frame(s, window):
+        seen.append((s.shown, s.scene_name, s.frame, s.paused))
+        if s.shown in script:
+            window.dispatch_event("on_key_press", script[s.shown], 0)
+
+    s = run_viewer(state("hypnosis", 64), frames=50, on_frame=on_frame)
+    assert s.quit and s.shown == 8                                   # q ended it, not --frames
+    assert seen[0][1:] == ("hypnosis", 1, False)
+    assert seen[1][1:] == ("hypnosis", 1, True) and seen[2][2] == 1  # paused: frame stays 1
+    assert seen[3][1:3] == ("hypnosis", 2)                           # '=' stepped exactly one
+    assert seen[4][1:3] == ("fireworks", 1)                          # right: next scene, one frame
+    assert seen[5][2] == 1                                           # still paused
+    shots = list(tmp_path.glob("circle-render-fireworks-*.png"))
+    assert len(shots) == 1 and read_image(shots[0]).shape == (64, 64, 3)
+    assert s.show_stats
+
+
+def test_no_display_is_one_line_exit_2(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    p = subprocess.run([os.sys.executable, "-m", "renderer", "rgb", "-r", "cpu", "-i"], capture_output=True,
+                       text=True, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert p.returncode == 2 and "needs a display" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_frames_without_i_is_an_error():
+    p = render("rgb", "-r", "cpu", "--frames", "3")
+    assert p.returncode == 2 and "go with -i" in p.stderr
+
+
+@pytest.mark.gpu
+def test_device_conversion_equals_numpy():
+    import cupy as cp
+
+    from renderer.display import frame_rgba8, to_rgba8_device
+    img = np.random.default_rng(2).uniform(-0.5, 1.5, (33, 17, 4)).astype(np.float32)
+    assert np.array_equal(to_rgba8_device(cp.asarray(img)).get(), to_rgba8(img))
+    from renderer.registry import create
+    r = create("cuda")
+    r.load(make_scene("rgb"), 64, 64)
+    r.clear(), r.advance(), r.render()
+    assert np.array_equal(frame_rgba8(r), to_rgba8(r.get_image()))
