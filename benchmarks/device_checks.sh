@@ -26,6 +26,6 @@ python -m renderer scan -n 40000000 --cub
 for rules in cmu cs149; do
   python -m renderer check scan --rules $rules 2>/dev/null
   python -m renderer check find_repeats --rules $rules 2>/dev/null
-  timeout 200 python -m renderer check -r cuda --rules $rules --logs $OUT/logs-$rules 2> $OUT/check-$rules.err > $OUT/check-$rules.txt
+  timeout 200 python -m renderer check -r cuda --rules $rules --logs /tmp/logs-$rules 2> $OUT/check-$rules.err > $OUT/check-$rules.txt
   echo "check $rules exit: $?"; cat $OUT/check-$rules.txt
 done
