@@ -224,13 +224,10 @@ def _save_scene(scene, path: str, start: int) -> None:
     """Save ``scene`` as it is drawn in frame ``start`` (after that frame's animation step)."""
     from scenes.files import SUFFIXES, save_scene
     from .animation import advance
-    p = Path(path)
-    if p.suffix.lower() not in SUFFIXES:
-        raise CliError(f"unknown scene file suffix {p.suffix or '(none)'!r} in {path!r}; "
-                       f"accepted: {', '.join(SUFFIXES)}")
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise CliError(f"cannot write {path!r}: folder {str(folder)!r} does not exist")
+    try:
+        p = check_output_path(path, SUFFIXES, "scene file")
+    except OutputError as e:
+        raise CliError(str(e)) from None
     drawn = scene.copy()
     for _ in range(start + 1):
         advance(drawn)

@@ -15,12 +15,13 @@ class OutputError(Exception):
     """An output path that cannot be written; the message says why."""
 
 
-def check_output_path(path: str | os.PathLike) -> Path:
-    """Refuse, before any rendering, an output we could not write."""
+def check_output_path(path: str | os.PathLike, suffixes=SUFFIXES, kind: str = "output") -> Path:
+    """Refuse, before any rendering, an output we could not write (``kind`` names it in the
+    message: "output", "scene file")."""
     p = Path(path)
-    if p.suffix.lower() not in SUFFIXES:
-        raise OutputError(f"unknown output suffix {p.suffix or '(none)'!r} in {str(p)!r}; "
-                          f"accepted: {', '.join(SUFFIXES)}")
+    if p.suffix.lower() not in suffixes:
+        raise OutputError(f"unknown {kind} suffix {p.suffix or '(none)'!r} in {str(p)!r}; "
+                          f"accepted: {', '.join(suffixes)}")
     folder = p.parent if str(p.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError(f"cannot write {str(p)!r}: folder {str(folder)!r} does not exist")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -151,8 +152,10 @@ def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
     SceneFileError naming the first bad line."""
     radius = names.index("radius")
     try:
-        table = np.loadtxt(io.StringIO(text), dtype=np.float32, comments="#", skiprows=first - 1,
-                           ndmin=2)
+        with warnings.catch_warnings():     # "input contained no data": reported below, as FILE:LINE
+            warnings.simplefilter("ignore")
+            table = np.loadtxt(io.StringIO(text), dtype=np.float32, comments="#", skiprows=first - 1,
+                               ndmin=2)
         ok = (table.shape == (count, len(names)) and np.isfinite(table).all()
               and (np.abs(table) <= MAX_ABS).all() and (table[:, radius] > 0).all())
     except ValueError:

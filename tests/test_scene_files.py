@@ -55,6 +55,7 @@ BAD = [  # (file name, content, line, message start)
     ("w.par", "   \n\n", 1, "empty file"),
     ("c.par", "two\n1 2 3 4 5 6 7\n", 1, "expected the circle count"),
     ("z.par", "0\n", 1, "the circle count must be at least 1"),
+    ("only.par", "3\n", 2, "truncated: the count says 3 circles, the file has 0"),
     ("t.par", "3\n0.5 0.5 0 0 0 0 0.1\n", 3, "truncated: the count says 3 circles, the file has 1"),
     ("m.par", GOOD_PAR + "0.1 0.1 0 0 0 0 0.1\n", 4, "more circle lines than the count (2) says"),
     ("f.par", "2\n0.5 0.5 0 0 0 0 0.1\n0.5 0.5 0 0 0 0.1\n", 3, "expected 7 fields"),
@@ -90,7 +91,7 @@ def test_missing_file_and_folder(tmp_path):
         load_scene(tmp_path)
 
 
-@pytest.mark.parametrize("name,content,line,message", BAD[::4], ids=[b[0] for b in BAD[::4]])
+@pytest.mark.parametrize("name,content,line,message", BAD[::4] + BAD[4:5], ids=[b[0] for b in BAD[::4] + BAD[4:5]])
 def test_cli_malformed_file_is_one_line_exit_2(tmp_path, name, content, line, message):
     f = tmp_path / name
     f.write_bytes(content.encode("utf-8"))
