@@ -55,12 +55,13 @@ def test_find_repeats_every_length(kind):
 
 
 @pytest.mark.gpu
-def test_40M_elements_and_int32_wrap():
+@pytest.mark.parametrize("kind", ["random", "ones"])
+def test_40M_elements_and_int32_wrap(kind):
     import cupy as cp
 
     from renderer.primitives import exclusive_scan, find_repeats
     n = 40_000_000
-    x = inputs(n, "random")
+    x = inputs(n, kind)
     assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_reference(x))
     idx, count = find_repeats(cp.asarray(x))
     assert np.array_equal(cp.asnumpy(idx), find_repeats_reference(x))
@@ -129,3 +130,8 @@ def test_back_to_back_calls_reuse_state_and_epoch_wraps():
         for x in xs:
             assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_reference(x))
             assert np.array_equal(cp.asnumpy(find_repeats(cp.asarray(x))[0]), find_repeats_reference(x))
+
+
+def test_cub_has_no_find_repeats():
+    p = render("scan", "--cub", "-m", "find_repeats")
+    assert p.returncode == 2 and "--cub times CuPy's scan" in p.stderr and len(p.stderr.strip().splitlines()) == 1
