@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from renderer.bench import current_commit  # noqa: E402
+from renderer.bench import current_commit, print_record  # noqa: E402
 from renderer.gpu import gpu_name  # noqa: E402
 from renderer.primitives_cli import copy_gbps, make_input, run_primitive, saxpy_report  # noqa: E402
 from renderer.reftimes import ref_times_for  # noqa: E402
@@ -62,10 +61,7 @@ def main() -> None:
             e["scan_ms"] < e["course_thrust_scan_ms"] for e in big.values() if "course_thrust_scan_ms" in e),
         "all_correct": s["correct"] and all(v for e in big.values() for k, v in e.items() if k.endswith("_correct")),
     }
-    text = json.dumps(record, indent=2)
-    print(text)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
+    print_record(record, args.output)
 
 
 if __name__ == "__main__":

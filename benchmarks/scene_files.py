@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import tempfile
@@ -14,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from renderer.bench import current_commit  # noqa: E402
+from renderer.bench import current_commit, print_record  # noqa: E402
 from scenes import make_scene  # noqa: E402
 from scenes.files import load_scene, save_scene  # noqa: E402
 
@@ -41,10 +40,7 @@ def main() -> None:
                 loads.append(time.perf_counter() - t0)
             record["formats"][suffix] = {"bytes": path.stat().st_size, "save_s": round(save_s, 3),
                                          "load_s": round(min(loads), 3), "load_runs_s": [round(x, 3) for x in loads]}
-    text = json.dumps(record, indent=2)
-    print(text)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
+    print_record(record, args.output)
 
 
 if __name__ == "__main__":

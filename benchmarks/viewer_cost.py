@@ -7,7 +7,6 @@ the float image and converting on the CPU. Median of 30 frames, ms; prints JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from renderer import registry  # noqa: E402
-from renderer.bench import current_commit  # noqa: E402
+from renderer.bench import current_commit, print_record  # noqa: E402
 from renderer.display import frame_rgba8, to_rgba8  # noqa: E402
 from renderer.gpu import gpu_name  # noqa: E402
 from scenes import make_scene  # noqa: E402
@@ -49,10 +48,7 @@ def main() -> None:
         med = {k: statistics.median(v[1:]) for k, v in rows.items()}
         med["frame_total"] = med["render"] + med["rgba8_on_gpu_and_copy"]
         record["scenes"][name] = med
-    text = json.dumps(record, indent=2)
-    print(text)
-    if a.output:
-        Path(a.output).write_text(text + "\n")
+    print_record(record, a.output)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,7 @@
 // value go out in one 64-bit store, so no fence is needed between them.
 #include "scan.cuh"
 
-#ifndef SCAN_THREADS
-#define SCAN_THREADS 256
-#endif
-#ifndef SCAN_ITEMS
-#define SCAN_ITEMS 16
-#endif
+// SCAN_THREADS and SCAN_ITEMS come from renderer/constants.py (-D).
 static_assert(SCAN_ITEMS % 4 == 0, "SCAN_ITEMS must be a multiple of 4 (int4 loads)");
 
 #define TILE_ITEMS (SCAN_THREADS * SCAN_ITEMS)

@@ -39,18 +39,30 @@ def course_time(renderer_name: str, scene: str, size: int, seed: int, frames=(0,
                               size, frames, runs)
 
 
-def _event_median(step, before, repeats: int) -> float:
-    """Median CUDA-event time (ms) of step(), with before() run outside the timed region."""
+def event_times(step, runs: int, warmup: int = 0, before=None, idle: bool = True) -> list[float]:
+    """CUDA-event times (ms) of ``runs`` calls of ``step()``, after ``warmup`` untimed ones;
+    ``before()`` runs untimed ahead of each. idle=True: the device is idle when each timing
+    starts, so the time includes the host's launch work (a call's cost); idle=False: step is
+    queued behind before()'s work, so mostly the GPU's time (a kernel's cost)."""
     import cupy as cp
+    for _ in range(warmup):
+        step()
     start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
-    for _ in range(repeats):
-        before()
+    for _ in range(runs):
+        if before is not None:
+            before()
+        if idle:
+            cp.cuda.Device().synchronize()
         start.record()
         step()
         stop.record()
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
+    return times
+
+
+def _event_median(step, before, repeats: int) -> float:
+    return statistics.median(event_times(step, repeats, before=before, idle=False))
 
 
 def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: int = 20):
@@ -101,6 +113,13 @@ def format_table(record: dict) -> str:
         ratio = f"{e['ratio']:.3f}" if "ratio" in e else "-"
         lines.append(f"{name:<14} {e['total_ms']:>9.4f} {e['render_kernel_ms']:>10.4f} {ref:>10} {ratio:>7}")
     return "\n".join(lines)
+
+
+def print_record(record: dict, path: str | Path | None = None) -> None:
+    """A benchmark script's ending: the record as JSON on stdout, and in ``path`` if given."""
+    print(json.dumps(record, indent=2))
+    if path:
+        write_record(record, path)
 
 
 def write_record(record: dict, path: str | Path) -> Path:

@@ -8,7 +8,7 @@ import click
 from scenes import SCENE_NAMES, SCENES
 
 from .checker import (PluginError, baseline_time, check_scene, mismatch_picture, read_ref_times,
-                      reference_frame, renderer_factory, score, write_log)
+                      renderer_factory, score, write_log)
 from .gpu import gpu_available, gpu_name, gpu_status
 from .reftimes import ref_times_for
 from .scoring import RULES, render_table
@@ -63,7 +63,7 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
     for i, scene in enumerate(scenes, 1):
         def progress(text, scene=scene, i=i):
             _say(f"[{i}/{len(scenes)}] {scene}: {text}")
-        res, _, comparison = check_scene(factory, scene, size, seed, runs, progress)
+        res, ref, comparison = check_scene(factory, scene, size, seed, runs, progress)
         if scene in stored:
             res.tf, tf_source = stored[scene], label
         else:
@@ -74,7 +74,6 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
         write_log(logs, res, comparison, name, size, seed, tf_source)
         if comparison is not None and not res.passed:
             from .image_io import write_image
-            ref, _ = reference_frame(scene, size, seed)
             write_image(logs / f"{scene}-mismatches.png", mismatch_picture(ref, comparison))
         verdict = "passed" if res.passed else f"FAILED ({res.reason})"
         progress(f"{verdict}; T {res.t if res.t is None else round(res.t, 4)} ms, "

@@ -157,14 +157,14 @@ class SceneResult:
                 "score": self.score, "live": self.live}
 
 
-def check_scene(factory, scene: str, size: int, seed: int, runs: int, progress) -> tuple[SceneResult, np.ndarray | None, object]:
-    """Correctness and time of one scene. Returns (result, the renderer's image or None,
-    the comparison or None); a renderer that raises or returns a bad image fails, with the
+def check_scene(factory, scene: str, size: int, seed: int, runs: int, progress) -> tuple[SceneResult, np.ndarray, object]:
+    """Correctness and time of one scene. Returns (result, the reference image, the
+    comparison or None); a renderer that raises or returns a bad image fails, with the
     reason in ``result.reason`` and the traceback in ``result.log``."""
     res = SceneResult(scene)
     ref, cached = reference_frame(scene, size, seed, progress)
     res.log.append(f"reference image: {'cache' if cached else 'rendered now'} (version {reference_version()})")
-    img = comparison = None
+    comparison = None
     try:
         progress("correctness")
         r = factory()
@@ -188,7 +188,7 @@ def check_scene(factory, scene: str, size: int, seed: int, runs: int, progress) 
         res.passed = False
         res.reason = f"{type(e).__name__}: {e}"
         res.log.append("the renderer failed:\n" + traceback.format_exc())
-    return res, img, comparison
+    return res, ref, comparison
 
 
 def baseline_time(factory, scene: str, size: int, seed: int, runs: int) -> float:

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import click
-import numpy as np
 
 from scenes import SCENE_NAMES, SCENES, make_scene
 

@@ -50,13 +50,12 @@ def load_module(name: str, extra: dict | None = None, fmad: bool = False):
     """The compiled ``cupy.RawModule`` for kernels/NAME on the current device (cached).
     fmad=True lets the compiler fuse multiply-adds (faster, no longer bit-exact)."""
     import cupy
-    source = kernel_source(name)
     options = compile_options(extra)
     if fmad:
         options = tuple(o for o in options if o != "--fmad=false")
-    key = (cupy.cuda.Device().id, name, source, options)
-    if key not in _modules:
-        _modules[key] = cupy.RawModule(code=source, options=options)
+    key = (cupy.cuda.Device().id, name, options)
+    if key not in _modules:     # the source (headers inlined) is read only when compiling
+        _modules[key] = cupy.RawModule(code=kernel_source(name), options=options)
     return _modules[key]
 
 

@@ -54,9 +54,8 @@ def _device_array(x, dtype, name: str):
 
 @functools.lru_cache(maxsize=None)
 def _kernel(file: str, name: str, device: int):
-    """A compiled kernel, looked up once per device: load_module hashes the whole source,
-    which costs more than the launch. CuPy's RawKernel call (about 6 us) is the cheapest way
-    to launch with arguments that change every call."""
+    """A compiled kernel, looked up once per device. CuPy's RawKernel call (about 6 us) is
+    the cheapest way to launch with arguments that change every call."""
     return load_module(file).get_function(name)
 
 

@@ -7,6 +7,7 @@ import time
 import click
 import numpy as np
 
+from .bench import event_times
 from .gpu import gpu_name, gpu_status
 from .reftimes import ref_times_for
 from .scoring import SCAN_SIZES, scan_score, scan_table
@@ -30,23 +31,8 @@ def make_input(kind: str, n: int, seed: int = 0) -> np.ndarray:
 
 
 def event_ms(step, runs: int = 3, warmup: int = 1, before=None) -> float:
-    """Min over ``runs`` of the CUDA-event time (ms) of ``step()``; the timeline includes the
-    host's launch work, since nothing else is queued. ``before()`` runs untimed each time."""
-    import cupy as cp
-    for _ in range(warmup):
-        step()
-    cp.cuda.Device().synchronize()
-    start, stop, best = cp.cuda.Event(), cp.cuda.Event(), float("inf")
-    for _ in range(runs):
-        if before is not None:
-            before()
-            cp.cuda.Device().synchronize()
-        start.record()
-        step()
-        stop.record()
-        stop.synchronize()
-        best = min(best, cp.cuda.get_elapsed_time(start, stop))
-    return best
+    """Min over ``runs`` of the CUDA-event time (ms) of ``step()`` (renderer.bench.event_times)."""
+    return min(event_times(step, runs, warmup, before))
 
 
 def copy_gbps(nbytes: int, runs: int = 5) -> float:

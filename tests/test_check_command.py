@@ -1,7 +1,6 @@
 """`render check` end to end on the CPU: the table, reference-time sources, plugins, logs."""
 import json
 import textwrap
-from pathlib import Path
 
 import pytest
 
