@@ -94,3 +94,23 @@ def list_capacity(radius: np.ndarray, width: int, height: int, super_px: int,
     def per_axis(size):
         return np.minimum(grid, (2 * r * size + 2) // super_px + 2)
     return int((per_axis(width) * per_axis(height)).sum())
+
+
+def mean_depth(radius) -> float:
+    """How many circles cover the average pixel, were none clipped: the circles' areas summed
+    over the unit screen (radius in normalised units)."""
+    r = np.asarray(radius, dtype=np.float64)
+    return float(np.pi * np.sum(r * r))
+
+
+def tile_lists(position, radius, width: int, height: int, tile: int) -> list[np.ndarray]:
+    """For each tile (row by row), the circles whose pixel box touches it, in circle order: what
+    tile_count / tile_scan / tile_emit list (the GPU lists them in no particular order)."""
+    boxes = tile_boxes(position, radius, width, height, tile)
+    tx, ty = -(-width // tile), -(-height // tile)
+    x0, x1, y0, y1 = (boxes & 0xFF, boxes >> 8 & 0xFF, boxes >> 16 & 0xFF, boxes >> 24)
+    out = []
+    for t in range(tx * ty):
+        x, y = t % tx, t // tx
+        out.append(np.nonzero((x0 <= x) & (x <= x1) & (y0 <= y) & (y <= y1))[0].astype(np.int32))
+    return out

@@ -17,9 +17,10 @@ FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixel
                                      # BLOCK_THREADS threads each (FAST_TILE^2 / BLOCK_THREADS
                                      # pixels per thread) ...
 FAST_TILE_SMALL = 16                 # ... or this, for scenes whose mean circle radius is below
-SMALL_CIRCLE_PX = 24                 # this many pixels (measured: micro2M, rand1M, snowsingle)
-LARGE_CIRCLE_PX = 128                # or above this (biglittle: 235), with CULL_ITEMS = 1: a few
-                                     # huge circles make a tile opaque, a short step wastes less
+SMALL_CIRCLE_PX = 24                 # this many pixels (measured: rand1M, snowsingle)
+LARGE_CIRCLE_PX = 128                # scenes of circles above this (biglittle: 235) cull with
+                                     # CULL_ITEMS = 1: a few huge circles make a tile opaque, a
+                                     # short step wastes less
 SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *
@@ -27,6 +28,15 @@ BIN_MAX_ITEMS = 16                   # BIN_THREADS) circles, at most BIN_MAX_ITE
                                      # matrix has SUPER_GRID^2 rows, one column per block)
 CULL_ITEMS = 2                       # circles each thread tests per step of a tile's walk
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
+FAST_MIN_BLOCKS = 4                  # render_fast's blocks an SM at least (4: 64 registers, 5: 48
+                                     # spill a little)
+PREFETCH = 1                         # 1: a tile's walk loads its next step while it blends
+TILE_ORDER = 1                       # 1: blocks draw the image's border ring of tiles first
+                                     # (where the longest walks are), 0: row by row
+SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
+                                     # circles a pixel (sum of areas / image) draw sparse: every
+SPARSE_SLOTS = 24                    # pixel lists up to this many circles (measured: micro2M 6.3)
+SPARSE_BIN_BLOCKS = 4096             # most blocks of tile_count / tile_emit (grid-stride beyond)
 T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
                                      # what it leaves out is at most T_EPS * max colour
 
@@ -36,5 +46,7 @@ def compile_defines() -> dict[str, int | float]:
     return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
             "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "CULL_ITEMS": CULL_ITEMS,
             "FAST_TILE": FAST_TILE, "SCAN_THREADS": SCAN_THREADS, "SCAN_ITEMS": SCAN_ITEMS,
-            "SAXPY_THREADS": SAXPY_THREADS,
-            "T_EPS": T_EPS}
+            "SAXPY_THREADS": SAXPY_THREADS, "TILE_ORDER": TILE_ORDER, "PREFETCH": PREFETCH,
+            "FAST_MIN_BLOCKS": FAST_MIN_BLOCKS,
+
+            "SPARSE_SLOTS": SPARSE_SLOTS, "T_EPS": T_EPS}

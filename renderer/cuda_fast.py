@@ -6,6 +6,10 @@ Stages, each with a NumPy twin that the GPU tests compare against:
   into 32 bits -> binning.bin_counts, bin_row_scan, supertile_lists, tile_boxes
 - ``draw``  one block per tile walks its circles from last to first, compositing front to back
   and stopping once the tile is opaque (T < T_EPS) -> renderer.reference.render
+- sparse scenes (binned, at most SPARSE_MAX_DEPTH circles over the average pixel: micro2M)
+  instead bin every circle under each tile it touches, in no order (tile_count, tile_scan,
+  tile_emit -> binning.tile_lists), and draw with render_sparse: per-pixel lists in shared
+  memory, sorted and blended in circle order (exact serial order, no T_EPS)
 - ``clear`` is fused into the next ``draw``: it only records that the image is to start from
   the clear colour (``get_image`` honours a clear that no render followed).
 
@@ -21,7 +25,7 @@ import numpy as np
 from scenes.scene import SNOW, Scene
 
 from . import binning, constants
-from .constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK
+from .constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK, SPARSE_BIN_BLOCKS
 from .cuda_module import Launch, device_synchronize, load_module
 from .cuda_tiled import CudaSceneState, _blocks, clear_launch
 from .registry import RendererUnavailable
@@ -29,7 +33,9 @@ from .shading import clear_rows
 
 BIN_WARPS = BIN_THREADS // 32
 MAX_TILES = 256           # packed tile boxes hold tile indices in bytes
-TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "FAST_TILE", "BIN_MIN_CIRCLES")   # see renderer/constants.py
+TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
+           "SPARSE_MAX_DEPTH", "PREFETCH", "FAST_MIN_BLOCKS")                                      # see renderer/constants.py
+HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH", "PREFETCH", "FAST_MIN_BLOCKS")                 # not compiled into kernels
 
 
 class FastCudaRenderer:
@@ -40,11 +46,12 @@ class FastCudaRenderer:
     stage_names = ("bin", "draw")      # render() runs these in order (bench times each)
 
     def __init__(self, binned: bool | None = None, capacity: int | None = None,
-                 tuning: dict | None = None):
-        # binned: None picks by circle count; capacity: list size override (tests use a small
-        # one to exercise the fallback to walking every circle); tuning: other values for the
-        # TUNABLE constants (benchmarks/stage_probe.py compares them)
+                 tuning: dict | None = None, sparse: bool | None = None):
+        # binned, sparse: None picks by circle count and depth; capacity: list size override
+        # (tests use a small one to exercise the fallback to walking every circle); tuning:
+        # other values for the TUNABLE constants (benchmarks/stage_probe.py compares them)
         self._binned_choice, self._capacity_choice = binned, capacity
+        self._sparse_choice = sparse
         unknown = set(tuning or {}) - set(TUNABLE)
         if unknown:
             raise ValueError(f"not tunable: {sorted(unknown)}; tunable: {', '.join(TUNABLE)}")
@@ -64,7 +71,9 @@ class FastCudaRenderer:
         n = scene.n
         grid = t["SUPER_GRID"]
         self.supertiles = grid * grid
-        self.binned = n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
+        self.sparse = self._wants_sparse(scene, t)       # sparse scenes bin their own way
+        binned = n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
+        self.binned = binned and not self.sparse
         self.super_px = binning.supertile_px(width, height, grid)
         items = binning.items_per_thread(n)
         self.chunk = binning.chunk_size(n)
@@ -80,10 +89,15 @@ class FastCudaRenderer:
         self._clear_now = clear_launch(self.image, self.rows, width, height)
         self._pending_clear = False
 
-        module = load_module(self.kernel_file, {k: v for k, v in t.items() if k != "BIN_MIN_CIRCLES"},
+        module = load_module(self.kernel_file, {k: v for k, v in t.items() if k not in HOST_ONLY},
                              fmad=True)
         w, h, tps, ch = i32(width), i32(height), i32(self.super_px // tile), i32(self.chunks)
         geometry = (st.circles, i32(n), w, h, tps, i32(items))
+        snow = "_snow" if scene.shading == SNOW else ""
+        tiles = (_blocks(width, tile), _blocks(height, tile))
+        if self.sparse:
+            self._load_sparse(module, scene, tiles, snow)
+            return
         self._bin = [
             Launch(module.get_function("bin_count"), (self.chunks,), (BIN_THREADS,),
                    (*geometry, self.counts, self.warp_offsets, ch)),
@@ -93,24 +107,65 @@ class FastCudaRenderer:
                    (*geometry, self.counts, self.totals, self.warp_offsets, ch, self.list,
                     i32(self.capacity))),
         ]
-        tiles = (_blocks(width, tile), _blocks(height, tile))
+        self._bin_names = ("bin_count", "bin_scan", "bin_emit") if self.binned else ()
+        self._draw_name = "render_fast"
 
         def draw(cleared):
-            return Launch(module.get_function("render_fast"), tiles, (BLOCK_THREADS,),
+            return Launch(module.get_function("render_fast" + snow), tiles, (BLOCK_THREADS,),
                           (st.circles, st.colors, i32(n), self.list, self.totals, i32(self.capacity),
-                           tps, i32(self.binned), self.image, self.rows, i32(cleared), w, h,
-                           i32(scene.shading == SNOW)))
+                           tps, i32(self.binned), self.image, self.rows, i32(cleared), w, h))
         self._draw = {True: draw(1), False: draw(0)}
 
+    def _load_sparse(self, module, scene: Scene, tiles: tuple[int, int], snow: str) -> None:
+        """Per-tile lists in no order (tile_count, tile_scan, tile_emit) and render_sparse."""
+        import cupy as cp
+        i32, st, n = np.int32, self.state, scene.n
+        self.tiles_x, count = tiles[0], tiles[0] * tiles[1]
+        cap = binning.list_capacity(scene.radius, self.width, self.height, self.tile, max(tiles))
+        self.capacity = cap if self._capacity_choice is None else self._capacity_choice
+        self.tile_counts = cp.zeros(count, dtype=np.int32)
+        self.starts = cp.zeros(count + 1, dtype=np.int32)
+        self.cursors = cp.zeros(count, dtype=np.int32)
+        self.tile_list = cp.zeros(max(self.capacity, 1), dtype=np.int32)
+        blocks = (max(1, min(-(-n // BIN_THREADS), SPARSE_BIN_BLOCKS)),)
+        geometry = (st.circles, i32(n), i32(self.width), i32(self.height), i32(self.tiles_x))
+        self._bin = [
+            Launch(module.get_function("tile_count"), blocks, (BIN_THREADS,),
+                   (*geometry, self.tile_counts)),
+            Launch(module.get_function("tile_scan"), (1,), (SCAN_BLOCK,),
+                   (self.tile_counts, i32(count), self.starts, self.cursors)),
+            Launch(module.get_function("tile_emit"), blocks, (BIN_THREADS,),
+                   (*geometry, self.cursors, self.tile_list, i32(self.capacity))),
+        ]
+        self._bin_names = ("tile_count", "tile_scan", "tile_emit")
+        self._draw_name = "render_sparse"
+
+        def draw(cleared):
+            return Launch(module.get_function("render_sparse" + snow), tiles, (BLOCK_THREADS,),
+                          (st.circles, st.colors, i32(n), self.tile_list, self.starts, self.cursors,
+                           i32(self.capacity), self.image, self.rows, i32(cleared),
+                           i32(self.width), i32(self.height)))
+        self._draw = {True: draw(1), False: draw(0)}
+
+    def _wants_sparse(self, scene: Scene, t: dict) -> bool:
+        """Draw with per-pixel lists? Binned scenes with few circles over the average pixel."""
+        if self._sparse_choice is not None:
+            return self._sparse_choice
+        binned = scene.n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
+        return binned and binning.mean_depth(scene.radius) <= t["SPARSE_MAX_DEPTH"]
+
     def _tuning_for(self, scene: Scene, width: int, height: int) -> dict:
-        """The constants for this scene: defaults, smaller tiles for small or huge circles (see
-        renderer/constants.py for the measurements), then the caller's overrides."""
-        t = {k: getattr(constants, k) for k in TUNABLE}
+        """The constants for this scene: defaults, smaller tiles for small or huge circles and
+        for sparse scenes (see renderer/constants.py for the measurements), then the caller's
+        overrides."""
+        t = {k: getattr(constants, k) for k in TUNABLE} | self._tuning_choice
         mean_px = float(np.mean(scene.radius)) * max(width, height) if scene.n else 0.0
-        if mean_px < constants.SMALL_CIRCLE_PX:
+        if self._wants_sparse(scene, t):
+            t["FAST_TILE"] = constants.FAST_TILE_SMALL          # render_sparse: a pixel a thread
+        elif mean_px < constants.SMALL_CIRCLE_PX:
             t["FAST_TILE"] = constants.FAST_TILE_SMALL
         elif mean_px > constants.LARGE_CIRCLE_PX:
-            t["FAST_TILE"], t["CULL_ITEMS"] = constants.FAST_TILE_SMALL, 1
+            t["CULL_ITEMS"] = 1
         return t | self._tuning_choice
 
     def clear(self) -> None:
@@ -121,8 +176,8 @@ class FastCudaRenderer:
         self.state.advance()
 
     def bin(self) -> None:
-        """Supertile lists of the current circles (no-op for scenes that are not binned)."""
-        if self.binned:
+        """Supertile (or sparse: tile) lists of the current circles (no-op if not binned)."""
+        if self.binned or self.sparse:
             for launch in self._bin:
                 launch()
 
@@ -151,11 +206,15 @@ class FastCudaRenderer:
 
     def kernel_launches(self) -> list[tuple[str, object]]:
         """(name, launch) of every kernel ``render()`` runs after a ``clear()``, in order."""
-        names = ("bin_count", "bin_scan", "bin_emit") if self.binned else ()
-        return [*zip(names, self._bin), ("render_fast", self._draw[True])]
+        return [*zip(self._bin_names, self._bin), (self._draw_name, self._draw[True])]
 
     def binned_lists(self):
         """The last ``bin()``'s scanned counts (supertiles x chunks), list lengths and list
         entries (index, packed tile box), on the host."""
         return (self.counts.get().reshape(self.supertiles, self.chunks), self.totals.get(),
                 self.list.get())
+
+    def sparse_lists(self):
+        """The last ``bin()``'s per-tile lists (sparse scenes): where each starts (and, last,
+        the total), where each ends, and the entries (circle indices, in no order), on the host."""
+        return self.starts.get(), self.cursors.get(), self.tile_list.get()

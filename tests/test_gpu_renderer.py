@@ -86,7 +86,7 @@ def _fast(scene, size, **options):
 def test_binning_equals_numpy(scene, size):
     from renderer import binning
     s = make_scene(scene)
-    r = _fast(s, size, binned=True)
+    r = _fast(s, size, binned=True, sparse=False)
     r.advance()
     advance(s)
     r.bin()
@@ -104,6 +104,24 @@ def test_binning_equals_numpy(scene, size):
         assert np.array_equal(got[:, 1], boxes[expected[st]]), f"supertile {st}"
 
 
+@pytest.mark.parametrize("scene,size", [("micro2M", 1024), ("micro2M", 517), ("rand100k", 64),
+                                        ("fireworks", 256)])
+def test_sparse_binning_equals_numpy(scene, size):
+    from renderer import binning
+    s = make_scene(scene)
+    r = _fast(s, size, sparse=True)
+    r.advance()
+    advance(s)
+    r.bin()
+    starts, ends, entries = r.sparse_lists()
+    expected = binning.tile_lists(s.position, s.radius, size, size, r.tile)
+    assert starts[-1] == sum(len(e) for e in expected)
+    assert np.array_equal(ends[:-1], starts[1:-1])        # lists lie end to end
+    for t, want in enumerate(expected):                   # in no particular order
+        assert np.array_equal(np.sort(entries[starts[t]:ends[t]]), want), f"tile {t}"
+    assert not r.tile_counts.get().any()                  # zeroed for the next frame
+
+
 def test_fast_renderer_refuses_images_beyond_packed_tiles():
     from renderer.registry import RendererUnavailable
     with pytest.raises(RendererUnavailable, match="cuda-tiled"):
@@ -113,7 +131,12 @@ def test_fast_renderer_refuses_images_beyond_packed_tiles():
 @pytest.mark.parametrize("scene,options", [("rand100k", {"capacity": 1000}),    # lists overflow
                                            ("rand100k", {"binned": False}),
                                            ("rgby", {"binned": True}),
-                                           ("hypnosis", {"binned": True})])
+                                           ("hypnosis", {"binned": True}),
+                                           ("fireworks", {"sparse": True}),
+                                           ("hypnosis", {"sparse": True}),   # outgrows capacity
+                                           ("rand10k", {"sparse": True}),    # pixel lists overflow
+                                           ("snow", {"sparse": True}),       # some tiles do
+                                           ("rand100k", {"sparse": True, "capacity": 1000})])
 def test_fast_paths_match_reference(scene, options):
     s = make_scene(scene)
     r = _fast(s, 256, **options)
@@ -121,6 +144,22 @@ def test_fast_paths_match_reference(scene, options):
         r.clear(); r.advance(); r.render()
     result = compare(reference_image(make_scene(scene), 256, 256, steps=3), r.get_image())
     assert result.passed and result.max_abs_diff < 1e-3
+
+
+@pytest.mark.parametrize("options", [{}, {"sparse": True}])
+def test_alpha_counts_every_circle_blended(options):
+    # the flat walk derives alpha from T = 2^-k; no pixel of rgby reaches T_EPS
+    s = make_scene("rgby")
+    r = _fast(s, 64, **options)
+    r.clear(); r.render()
+    assert np.array_equal(r.get_image()[..., 3], reference_image(s, 64, 64)[..., 3])
+
+
+def test_sparse_path_is_serial_order():
+    s = make_scene("fireworks")
+    r = _fast(s, 256, sparse=True)
+    r.clear(); r.advance(); r.render()
+    assert np.abs(r.get_image() - reference_image(make_scene("fireworks"), 256, 256, steps=1)).max() < 1e-6
 
 
 def test_render_without_clear_blends_over_the_image():
