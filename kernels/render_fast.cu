@@ -228,8 +228,7 @@ __device__ __forceinline__ bool reaches(float4 c, float x0, float x1, float y0, 
 
 // A step's entries are k = top - 1 - (m * BLOCK_THREADS + threadIdx.x), m < CULL_ITEMS
 // (coalesced). fetch_step loads what the cull needs first: the list entry (index, packed box),
-// kept as bits in x and y, or the circle itself. The walk fetches one step ahead, so the next
-// step's loads are in flight while this one is culled and blended.
+// kept as bits in x and y, or the circle itself.
 struct Fetched { float4 v[CULL_ITEMS]; };
 
 __device__ __forceinline__ Fetched fetch_step(const uint2* __restrict__ list, bool listed,
@@ -325,14 +324,10 @@ __device__ __forceinline__ void walk_tile(
     const int last_y = min(t.y * FAST_TILE + FAST_TILE, height) - 1;
     const float4 tile_rect = make_float4(pixel_centre(t.x * FAST_TILE, width), pixel_centre(last_x, width),
                                          pixel_centre(t.y * FAST_TILE, height), pixel_centre(last_y, height));
-    Fetched next = fetch_step(list, listed, circles, end, begin);
     for (int top = end; top > begin; top -= STEP) {
-        const Fetched fetched = next;
-        if (PREFETCH && top - STEP > begin) next = fetch_step(list, listed, circles, top - STEP, begin);
         Candidates cand;
-        const unsigned long long hits = cull_step<SNOW>(cand, fetched, listed, circles, colors, top,
-                                                        begin, tile, tile_rect);
-        if (!PREFETCH && top - STEP > begin) next = fetch_step(list, listed, circles, top - STEP, begin);
+        const unsigned long long hits = cull_step<SNOW>(cand, fetch_step(list, listed, circles, top, begin),
+                                                        listed, circles, colors, top, begin, tile, tile_rect);
         unsigned long long totals_here;
         const unsigned long long before = block_exclusive_scan<BLOCK_THREADS>(hits, totals_here, warp_sums);
         int count = 0;       // item m of every thread comes before item m + 1 of any thread

@@ -30,7 +30,6 @@ CULL_ITEMS = 2                       # circles each thread tests per step of a t
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
 FAST_MIN_BLOCKS = 4                  # render_fast's blocks an SM at least (4: 64 registers, 5: 48
                                      # spill a little)
-PREFETCH = 1                         # 1: a tile's walk loads its next step while it blends
 TILE_ORDER = 1                       # 1: blocks draw the image's border ring of tiles first
                                      # (where the longest walks are), 0: row by row
 SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
@@ -46,7 +45,6 @@ def compile_defines() -> dict[str, int | float]:
     return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
             "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "CULL_ITEMS": CULL_ITEMS,
             "FAST_TILE": FAST_TILE, "SCAN_THREADS": SCAN_THREADS, "SCAN_ITEMS": SCAN_ITEMS,
-            "SAXPY_THREADS": SAXPY_THREADS, "TILE_ORDER": TILE_ORDER, "PREFETCH": PREFETCH,
-            "FAST_MIN_BLOCKS": FAST_MIN_BLOCKS,
+            "SAXPY_THREADS": SAXPY_THREADS, "TILE_ORDER": TILE_ORDER, "FAST_MIN_BLOCKS": FAST_MIN_BLOCKS,
 
             "SPARSE_SLOTS": SPARSE_SLOTS, "T_EPS": T_EPS}
