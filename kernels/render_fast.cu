@@ -353,13 +353,13 @@ __device__ __forceinline__ void walk_tile(
         if (SNOW) {
             for (int j = 0; j < count && open; ++j) {
                 const float4 cj = tile_circles[j];
-                const float dx = cj.x - px;
+                const float dx = __fsub_rn(cj.x, px);
                 const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column
                 open = false;
 #pragma unroll
                 for (int p = 0; p < PIXELS; ++p) {
                     if (T[p] < T_EPS) continue;
-                    const float dy = cj.y - py[p];
+                    const float dy = __fsub_rn(cj.y, py[p]);
                     const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
                     if (d2 <= cj.w * cj.w) {
                         float a;
@@ -390,11 +390,11 @@ __device__ __forceinline__ void walk_tile(
                     const int j = j0 + __ffs(mask) - 1;
                     const float4 cj = tile_circles[j];
                     const float4 col = tile_colors[j];
-                    const float dx = cj.x - px;
+                    const float dx = __fsub_rn(cj.x, px);
                     const float dxx = __fmul_rn(dx, dx);
 #pragma unroll
                     for (int p = 0; p < PIXELS; ++p) {
-                        const float dy = cj.y - py[p];
+                        const float dy = __fsub_rn(cj.y, py[p]);
                         const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
                         const float w = d2 <= cj.z && T[p] >= T_EPS ? T[p] : 0.f;
                         acc[p].x = fmaf(w, col.x, acc[p].x);

@@ -15,15 +15,17 @@ __device__ __forceinline__ PixelBox circle_box(float4 c, int width, int height) 
     return b;
 }
 
-// Normalised centre of pixel i: (1/size) * (i + 0.5).
+// Normalised centre of pixel i: (1/size) * (i + 0.5), rounded (never fused into a later
+// subtraction: at sizes that are not powers of two, c.x - px fused would decide rim pixels
+// differently from the reference).
 __device__ __forceinline__ float pixel_centre(int i, int size) {
-    return (1.f / (float)size) * ((float)i + 0.5f);
+    return __fmul_rn(1.f / (float)size, (float)i + 0.5f);
 }
 
 // dx*dx + dy*dy rounded step by step (never fused): which pixels a circle covers must not
 // depend on compiler flags, or rim pixels would differ from the reference by a whole circle.
 __device__ __forceinline__ float dist2(float4 c, float px, float py) {
-    float dx = c.x - px, dy = c.y - py;
+    const float dx = __fsub_rn(c.x, px), dy = __fsub_rn(c.y, py);
     return __fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy));
 }
 
