@@ -4,7 +4,7 @@ import pytest
 
 from renderer import binning
 from renderer.animation import advance
-from renderer.constants import FAST_TILE, SUPER_GRID
+from renderer.constants import BLOCK_THREADS, FAST_TILE, SUPER_GRID
 from renderer.shading import circle_bounds
 from scenes import SCENE_NAMES, make_scene
 
@@ -86,3 +86,33 @@ def test_tile_boxes_hold_exactly_the_tiles_a_pixel_box_touches(size):
         lo, hi = t * FAST_TILE, min((t + 1) * FAST_TILE, size)
         assert np.array_equal((b[0] <= t) & (t <= b[1]), full & (x0 < hi) & (x1 > lo))
         assert np.array_equal((b[2] <= t) & (t <= b[3]), full & (y0 < hi) & (y1 > lo))
+
+
+def test_sparse_path_is_chosen_by_depth():
+    # micro2M covers about 6.3 circles a pixel: per-pixel lists; everything else walks tiles
+    from renderer.cuda_fast import FastCudaRenderer
+    r = FastCudaRenderer()
+    for name, sparse in [("micro2M", True), ("rand1M", False), ("snowsingle", False),
+                         ("rand10k", False), ("fireworks", False)]:
+        s = make_scene(name)
+        t = r._tuning_for(s, 1024, 1024)
+        assert r._wants_sparse(s, t) is sparse, name
+        if sparse:
+            assert t["FAST_TILE"] * t["FAST_TILE"] == BLOCK_THREADS    # a pixel a thread
+    assert abs(binning.mean_depth(make_scene("micro2M").radius) - 2e6 * np.pi * 1e-6) < 0.01
+
+
+def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
+    s = make_scene("rand10k")
+    size, tile = 200, 16
+    lists = binning.tile_lists(s.position, s.radius, size, size, tile)
+    tiles_x = -(-size // tile)
+    boxes = binning.tile_boxes(s.position, s.radius, size, size, tile)
+    for i in range(0, s.n, 997):
+        b = int(boxes[i])
+        if b == binning.NO_TILES:
+            assert not any(i in lst for lst in lists)
+            continue
+        want = {ty * tiles_x + tx for ty in range((b >> 16) & 255, (b >> 24) + 1)
+                for tx in range(b & 255, ((b >> 8) & 255) + 1)}
+        assert {t for t, lst in enumerate(lists) if i in lst} == want
