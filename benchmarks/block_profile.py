@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 
-from renderer.cuda_fast import HOST_ONLY, FastCudaRenderer
+from renderer.cuda_fast import FastCudaRenderer
 
 
 class ProfiledRenderer(FastCudaRenderer):
@@ -27,14 +27,11 @@ class ProfiledRenderer(FastCudaRenderer):
 def profile(scene, size, variant, reps=5):
     """Per-block records (start ns, end ns, sm, steps, hits) of the fastest of `reps` draws."""
     import cupy as cp
-    from renderer.cuda_module import load_module
     r = ProfiledRenderer(tuning=variant)
     r.load(scene, size, size)
     r.advance()
-    module = load_module(r.kernel_file, {k: v for k, v in r.tuning.items() if k not in HOST_ONLY},
-                         fmad=True)
     blocks = r.tuning["PROFILE_BLOCKS"]
-    buf = cp.ndarray((blocks, 4), dtype=np.uint64, memptr=module.get_global("block_profile"))
+    buf = cp.ndarray((blocks, 4), dtype=np.uint64, memptr=r.module.get_global("block_profile"))
     best = None
     for _ in range(reps):
         r.clear(); r.render(); r.synchronize()

@@ -11,6 +11,8 @@
 //    transmittance T, and stop once every pixel of the tile has T < T_EPS. "Over" is
 //    associative, so this equals serial blending up to rounding and the at most
 //    T_EPS * max colour that the circles behind a finished pixel would have added.
+// 3. Sparse scenes (few circles over any pixel) bin per tile and draw per pixel instead: see
+//    "the sparse path" below.
 #include "shade.cuh"
 #include "scan.cuh"
 
@@ -152,15 +154,8 @@ extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
 bin_scan(int* __restrict__ counts, int chunks, int* __restrict__ totals) {
     __shared__ int warp_sums[32];
     int* row = counts + blockIdx.x * chunks;
-    int carry = 0;
-    for (int base = 0; base < chunks; base += SCAN_BLOCK) {
-        const int i = base + threadIdx.x;
-        const int v = i < chunks ? row[i] : 0;
-        int total;
-        const int before = block_exclusive_scan<SCAN_BLOCK>(v, total, warp_sums);
-        if (i < chunks) row[i] = carry + before;
-        carry += total;
-    }
+    const int carry = block_exclusive_scan_n<SCAN_BLOCK>(
+        chunks, [&](int i) { return row[i]; }, [&](int i, int before) { row[i] = before; }, warp_sums);
     if (threadIdx.x == 0) totals[blockIdx.x] = carry;
 }
 
@@ -499,18 +494,11 @@ tile_count(const float4* __restrict__ circles, int n, int width, int height, int
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
 tile_scan(int* __restrict__ counts, int tiles, int* __restrict__ starts, int* __restrict__ cursors) {
     __shared__ int warp_sums[32];
-    int carry = 0;
-    for (int base = 0; base < tiles; base += SCAN_BLOCK) {
-        const int i = base + threadIdx.x;
-        const int v = i < tiles ? counts[i] : 0;
-        int total;
-        const int before = block_exclusive_scan<SCAN_BLOCK>(v, total, warp_sums);
-        if (i < tiles) {
-            starts[i] = cursors[i] = carry + before;
+    const int carry = block_exclusive_scan_n<SCAN_BLOCK>(tiles, [&](int i) { return counts[i]; },
+        [&](int i, int before) {
+            starts[i] = cursors[i] = before;
             counts[i] = 0;
-        }
-        carry += total;
-    }
+        }, warp_sums);
     if (threadIdx.x == 0) starts[tiles] = carry;
 }
 

@@ -34,3 +34,18 @@ __device__ __forceinline__ T block_exclusive_scan(T value, T& total, T* warp_sum
     __syncthreads();   // warp_sums may be reused by the caller's next scan
     return before + inclusive - value;
 }
+
+// One block scans values 0..n-1 (exclusive), THREADS at a time with a carry: write(i, prefix)
+// gets each one's prefix of read(0..i-1). Returns the sum of all n. Every thread must call it.
+template <int THREADS, class Read, class Write>
+__device__ __forceinline__ int block_exclusive_scan_n(int n, Read read, Write write, int* warp_sums) {
+    int carry = 0;
+    for (int base = 0; base < n; base += THREADS) {
+        const int i = base + threadIdx.x;
+        int total;
+        const int before = block_exclusive_scan<THREADS>(i < n ? read(i) : 0, total, warp_sums);
+        if (i < n) write(i, carry + before);
+        carry += total;
+    }
+    return carry;
+}

@@ -89,8 +89,8 @@ class FastCudaRenderer:
         self._clear_now = clear_launch(self.image, self.rows, width, height)
         self._pending_clear = False
 
-        module = load_module(self.kernel_file, {k: v for k, v in t.items() if k not in HOST_ONLY},
-                             fmad=True)
+        self.module = module = load_module(
+            self.kernel_file, {k: v for k, v in t.items() if k not in HOST_ONLY}, fmad=True)
         w, h, tps, ch = i32(width), i32(height), i32(self.super_px // tile), i32(self.chunks)
         geometry = (st.circles, i32(n), w, h, tps, i32(items))
         snow = "_snow" if scene.shading == SNOW else ""
