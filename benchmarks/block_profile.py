@@ -1,9 +1,9 @@
 """Where the fast renderer's draw kernel spends its time, block by block.
 
 Compiles render_fast with -DPROFILE_BLOCKS, which makes each block record its start and end on
-the GPU's global timer, its SM, how many cull steps it ran and how many hits it blended. Prints
-per scene: the kernel's span, how many blocks ran at once, the spread of block durations and
-steps, and the blocks that finished last (the critical path).
+the GPU's global timer, its SM, how many cull steps it ran and how many hits its first warp
+blended. Prints per scene: the kernel's span, how many blocks ran at once, the spread of block
+durations and steps, and the blocks that finished last (the critical path).
 
     PYTHONPATH=. python benchmarks/block_profile.py [--scenes a,b] [--variants JSON] [-o out.json]
 """

@@ -32,7 +32,7 @@ static_assert(FAST_TILE * FAST_TILE % BLOCK_THREADS == 0, "a tile is whole pixel
 // Diagnostics only (benchmarks/block_profile.py compiles with -DPROFILE_BLOCKS=<blocks>): per
 // block its start and end on the global timer (ns), SM, cull steps and hits blended.
 __device__ unsigned long long block_profile[PROFILE_BLOCKS][4];
-__shared__ int profile_steps, profile_hits;   // kept by thread 0 of the walk
+__shared__ int profile_steps, profile_hits;   // kept by thread 0: steps, hits its warp blended
 __device__ __forceinline__ unsigned long long global_ns() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -52,11 +52,13 @@ __device__ __forceinline__ void profile_block(unsigned long long start) {
 #define PROFILE_START                                                                          \
     const unsigned long long profile_start = global_ns();                                     \
     if (threadIdx.x == 0) profile_steps = profile_hits = 0;
-#define PROFILE_STEP(hits) if (threadIdx.x == 0) { ++profile_steps; profile_hits += (hits); }
+#define PROFILE_STEP if (threadIdx.x == 0) ++profile_steps;
+#define PROFILE_STEP_HIT if (threadIdx.x == 0) ++profile_hits;
 #define PROFILE_END profile_block(profile_start);
 #else
 #define PROFILE_START
-#define PROFILE_STEP(hits)
+#define PROFILE_STEP
+#define PROFILE_STEP_HIT
 #define PROFILE_END
 #endif
 
@@ -197,19 +199,24 @@ bin_emit(const float4* __restrict__ circles, int n, int width, int height, int t
 
 // ---- per-tile walk ----
 
-// Which tile block b draws. TILE_ORDER 1 starts the image's border ring first: coverage thins
-// out at the border, so that is where walks are longest (benchmarks/block_profile.py), and a
-// long walk that starts in the last wave sets the kernel's time.
+// Which tile block b draws. TILE_ORDER 1 starts the image's border ring first, 2 goes ring by
+// ring from the border in: coverage thins out towards the border, so that is where walks are
+// longest (benchmarks/block_profile.py), and a long walk that starts in the last wave sets
+// the kernel's time. Within a ring: top row, bottom row, left column, right column.
 __device__ __forceinline__ int2 tile_of_block() {
     const int gx = gridDim.x, gy = gridDim.y;
     int b = blockIdx.y * gx + blockIdx.x;
-    if (TILE_ORDER == 0 || gx <= 2 || gy <= 2) return make_int2(b % gx, b / gx);
-    if (b < gx) return make_int2(b, 0);
-    if ((b -= gx) < gx) return make_int2(b, gy - 1);
-    if ((b -= gx) < gy - 2) return make_int2(0, 1 + b);
-    if ((b -= gy - 2) < gy - 2) return make_int2(gx - 1, 1 + b);
-    b -= gy - 2;
-    return make_int2(1 + b % (gx - 2), 1 + b / (gx - 2));
+    if (TILE_ORDER == 0) return make_int2(b % gx, b / gx);
+    int r = 0, w = gx, h = gy;          // ring r: the border of a w x h grid at (r, r)
+    for (; TILE_ORDER == 2 && w > 2 && h > 2 && b >= 2 * (w + h) - 4; ++r, w -= 2, h -= 2)
+        b -= 2 * (w + h) - 4;
+    if (w <= 2 || h <= 2) return make_int2(r + b % w, r + b / w);
+    if (b < w) return make_int2(r + b, r);
+    if ((b -= w) < w) return make_int2(r + b, r + h - 1);
+    if ((b -= w) < h - 2) return make_int2(r, r + 1 + b);
+    if ((b -= h - 2) < h - 2) return make_int2(r + w - 1, r + 1 + b);
+    b -= h - 2;
+    return make_int2(r + 1 + b % (w - 2), r + 1 + b / (w - 2));
 }
 
 // Does a circle reach the rectangle [x0, x1] x [y0, y1] of pixel centres? The distance from
@@ -221,79 +228,174 @@ __device__ __forceinline__ bool reaches(float4 c, float x0, float x1, float y0, 
     return dx * dx + dy * dy <= c.w * c.w * 1.0001f;
 }
 
-// A step's entries are k = top - 1 - (m * BLOCK_THREADS + threadIdx.x), m < CULL_ITEMS
-// (coalesced). fetch_step loads what the cull needs first: the list entry (index, packed box),
-// kept as bits in x and y, or the circle itself.
-struct Fetched { float4 v[CULL_ITEMS]; };
+// A step culls STEP = CULL_ITEMS * BLOCK_THREADS entries: thread t's item m is entry
+// k = top - 1 - (m * BLOCK_THREADS + t) (coalesced), so place m * BLOCK_THREADS + t in circle
+// order from the last one down. Each hit is staged in shared memory at its own place, and
+// each warp's ballot of item m says which of its 32 places hold one. After one barrier every
+// warp scans those ballots itself and finds the j-th hit's place by a binary search: no
+// compaction pass, no second barrier (hit_place).
+constexpr int STEP = CULL_ITEMS * BLOCK_THREADS;
+constexpr int WARPS = BLOCK_THREADS / 32;
+static_assert(1 <= CULL_ITEMS && CULL_ITEMS * WARPS <= 32, "one lane of a warp per ballot word");
 
-__device__ __forceinline__ Fetched fetch_step(const uint2* __restrict__ list, bool listed,
-                                              const float4* __restrict__ circles, int top, int begin) {
-    Fetched f;
-#pragma unroll
-    for (int m = 0; m < CULL_ITEMS; ++m) {
-        const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
-        if (k < begin) continue;
-        if (listed) {
-            const uint2 e = list[k];
-            f.v[m] = make_float4(__uint_as_float(e.x), __uint_as_float(e.y), 0.f, 0.f);
-        } else {
-            f.v[m] = circles[k];
-        }
-    }
-    return f;
+// What the cull needs of entry k: the list entry (index, packed box) as bits in x and y, or
+// the circle itself.
+__device__ __forceinline__ float4 fetch_entry(const uint2* __restrict__ list, bool listed,
+                                              const float4* __restrict__ circles, int k) {
+    if (!listed) return circles[k];
+    const uint2 e = list[k];
+    return make_float4(__uint_as_float(e.x), __uint_as_float(e.y), 0.f, 0.f);
 }
 
-// Which of the fetched entries reach the tile, as 16-bit fields, one per item; the hits'
-// circles (and, flat shading, colours times alpha .5) are left in cand.
-struct Candidates { float4 c[CULL_ITEMS]; float3 col[CULL_ITEMS]; };
-
+// The staged hits of one step, by place: circles (snow: as they are; flat: (x, y, r^2, r)),
+// flat colours times alpha .5, and hits[m * WARPS + w]: warp w's ballot of item m.
 template <bool SNOW>
-__device__ __forceinline__ unsigned long long cull_step(
-        Candidates& cand, const Fetched& f, bool listed, const float4* __restrict__ circles,
-        const float* __restrict__ colors, int top, int begin, unsigned tile, float4 rect) {
-    unsigned long long hits = 0;
+struct Stage {
+    float4 circle[STEP];
+    float4 color[SNOW ? 1 : STEP];
+    unsigned hits[CULL_ITEMS * WARPS];
+};
+
+// Culls the step's entries against the tile (listed: the packed box holds the tile; not
+// listed: the circle reaches the tile's rectangle of pixel centres) and stages the hits.
+template <bool SNOW>
+__device__ __forceinline__ void cull_step(
+        Stage<SNOW>& stage, const uint2* __restrict__ list, bool listed,
+        const float4* __restrict__ circles, const float* __restrict__ colors, int top, int begin,
+        unsigned tile, float4 rect) {
+    float4 v[CULL_ITEMS];
 #pragma unroll
     for (int m = 0; m < CULL_ITEMS; ++m) {
         const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
-        if (k < begin) continue;
-        unsigned i;
-        bool hit;
-        if (listed) {
-            i = __float_as_uint(f.v[m].x);
-            hit = box_has_tile(__float_as_uint(f.v[m].y), tile);
-            if (hit) cand.c[m] = circles[i];
-        } else {
-            i = (unsigned)k;
-            cand.c[m] = f.v[m];
-            hit = reaches(f.v[m], rect.x, rect.y, rect.z, rect.w);
-        }
+        if (k >= begin) v[m] = fetch_entry(list, listed, circles, k);
+    }
+#pragma unroll
+    for (int m = 0; m < CULL_ITEMS; ++m) {
+        const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
+        const bool hit = k >= begin && (listed ? box_has_tile(__float_as_uint(v[m].y), tile)
+                                               : reaches(v[m], rect.x, rect.y, rect.z, rect.w));
+        const unsigned ballot = __ballot_sync(FULL, hit);
+        if ((threadIdx.x & 31) == 0) stage.hits[m * WARPS + (threadIdx.x >> 5)] = ballot;
         if (hit) {
-            hits |= 1ull << (16 * m);
-            if (!SNOW)
-                cand.col[m] = make_float3(.5f * colors[3 * i], .5f * colors[3 * i + 1],
-                                          .5f * colors[3 * i + 2]);
+            const int i = listed ? (int)__float_as_uint(v[m].x) : k;
+            const float4 c = listed ? circles[i] : v[m];
+            const int place = m * BLOCK_THREADS + (int)threadIdx.x;
+            if (SNOW) {
+                stage.circle[place] = c;
+            } else {
+                stage.circle[place] = make_float4(c.x, c.y, c.w * c.w, c.w);
+                stage.color[place] = make_float4(.5f * colors[3 * i], .5f * colors[3 * i + 1],
+                                                 .5f * colors[3 * i + 2], 0.f);
+            }
         }
     }
-    return hits;
+}
+
+// The staged hits in order, as every warp sees them: lane g holds ballot word g and `incl`,
+// the hits in words 0..g.
+struct StagedHits { unsigned word; int incl; };
+
+__device__ __forceinline__ StagedHits staged_hits(const unsigned* hits) {
+    const int lane = threadIdx.x & 31;
+    StagedHits h;
+    h.word = lane < CULL_ITEMS * WARPS ? hits[lane] : 0u;
+    h.incl = __popc(h.word);
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const int up = __shfl_up_sync(FULL, h.incl, d);
+        if (lane >= d) h.incl += up;
+    }
+    return h;
+}
+
+// The place of hit j (j < the hit count; every lane of the warp calls it, each with its j):
+// the word holding it by binary search over `incl`, then its bit within the word.
+__device__ __forceinline__ int hit_place(StagedHits h, int j) {
+    int g = 0;
+#pragma unroll
+    for (int s = 16; s; s >>= 1)
+        if (__shfl_sync(FULL, h.incl, g + s - 1) <= j) g += s;
+    unsigned word = __shfl_sync(FULL, h.word, g);
+    // its bit: words hold a hit or two a step, so dropping the lower ones beats __fns
+    for (int r = j - (__shfl_sync(FULL, h.incl, g) - __popc(word)); r > 0; --r) word &= word - 1u;
+    return (g / WARPS) * BLOCK_THREADS + (g % WARPS) * 32 + __ffs(word) - 1;
+}
+
+// Does a circle cover every pixel centre of [x0, x1] x [y0, y1] by the reference's test?
+// The rounded distance grows with |dx| and |dy| (each rounding is monotonic), so a pixel's is
+// at most the farthest corner's: testing the four corners is exact, not an estimate.
+__device__ __forceinline__ bool covers_rect(float4 c, float x0, float x1, float y0, float y1) {
+    const float dx0 = __fsub_rn(c.x, x0), dx1 = __fsub_rn(c.x, x1);
+    const float dy0 = __fsub_rn(c.y, y0), dy1 = __fsub_rn(c.y, y1);
+    const float dxx = fmaxf(__fmul_rn(dx0, dx0), __fmul_rn(dx1, dx1));
+    const float dyy = fmaxf(__fmul_rn(dy0, dy0), __fmul_rn(dy1, dy1));
+    return __fadd_rn(dxx, dyy) <= c.z;           // c.z: r^2 as the pixel test rounds it
+}
+
+// Runs of hits that cover a warp's whole sub-tile, folded across the warp's 32 hits: lane l
+// holds the run of full hits since the last partial hit before it (its colours composited
+// over transmittance 1, alpha .5 each) and T, what that run lets through (a power of two).
+struct Run { float3 color; float T; };
+
+__device__ __forceinline__ Run fold_runs(unsigned full_mask, unsigned partial_mask, bool full,
+                                         float4 col) {
+    const int lane = threadIdx.x & 31;
+    const unsigned before = (1u << lane) - 1u;
+    const unsigned partial_before = partial_mask & before;
+    const int start = partial_before ? 32 - __clz(partial_before) : 0;   // this lane's run starts
+    const int rank = __popc(full_mask & before & ~((1u << start) - 1u));   // full hits before it
+    const float weight = full ? __int_as_float((127 - rank) << 23) : 0.f;   // 2^-rank
+    Run r{make_float3(weight * col.x, weight * col.y, weight * col.z),
+          __int_as_float((127 - rank - (full ? 1 : 0)) << 23)};
+    if (!full_mask) return r;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {     // scan within runs
+        const float x = __shfl_up_sync(FULL, r.color.x, d);
+        const float y = __shfl_up_sync(FULL, r.color.y, d);
+        const float z = __shfl_up_sync(FULL, r.color.z, d);
+        if (lane - d >= start) {
+            r.color.x += x;
+            r.color.y += y;
+            r.color.z += z;
+        }
+    }
+    return r;
+}
+
+// Blends lane l's run (l warp-uniform; l's own hit included when full) into every pixel. T
+// times a power of two is exact.
+__device__ __forceinline__ void blend_run(float3 (&acc)[PIXELS], float (&T)[PIXELS], Run run, int l) {
+    const float run_T = __shfl_sync(FULL, run.T, l);
+    if (run_T == 1.f) return;
+    const float3 c = make_float3(__shfl_sync(FULL, run.color.x, l), __shfl_sync(FULL, run.color.y, l),
+                                 __shfl_sync(FULL, run.color.z, l));
+#pragma unroll
+    for (int p = 0; p < PIXELS; ++p) {
+        acc[p].x = fmaf(T[p], c.x, acc[p].x);
+        acc[p].y = fmaf(T[p], c.y, acc[p].y);
+        acc[p].z = fmaf(T[p], c.z, acc[p].z);
+        T[p] *= run_T;
+    }
+}
+
+__device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
+    bool open = false;
+#pragma unroll
+    for (int p = 0; p < PIXELS; ++p) open |= T[p] >= T_EPS;
+    return open;
 }
 
 // One tile (pixels per thread: see SUB_W): walk entries [begin, end) of `list` (listed) or
-// circles [begin, end) from the last to the first, cull CULL_ITEMS * BLOCK_THREADS per step,
-// composite the hits front to back, stop once every pixel has T < T_EPS. cleared != 0: the
-// image behind is each row's clear colour, else the image.
+// circles [begin, end) from the last to the first, STEP a step, composite each step's hits
+// front to back, stop once every pixel has T < T_EPS. cleared != 0: the image behind is each
+// row's clear colour, else the image.
 template <bool SNOW>
 __device__ __forceinline__ void walk_tile(
         int2 t, const float4* __restrict__ circles, const float* __restrict__ colors,
         const uint2* __restrict__ list, bool listed, int begin, int end,
         float4* __restrict__ image, const float4* __restrict__ rows, int cleared,
         int width, int height) {
-    static_assert(CULL_ITEMS >= 1 && CULL_ITEMS <= 4 && BLOCK_THREADS * CULL_ITEMS < 65536,
-                  "hit counts are 16-bit fields of one 64-bit scan");
-    constexpr int STEP = BLOCK_THREADS * CULL_ITEMS;
-    // snow: the circles as they are; flat: (x, y, r^2, r) and alpha times colour
-    __shared__ float4 tile_circles[STEP];
-    __shared__ float4 tile_colors[SNOW ? 1 : STEP];
-    __shared__ unsigned long long warp_sums[32];
+    __shared__ Stage<SNOW> stage;
     const unsigned tile = (unsigned)t.x * 0x0101u | (unsigned)t.y * 0x01010000u;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int sub_x = t.x * FAST_TILE + warp % (FAST_TILE / SUB_W) * SUB_W;
@@ -320,98 +422,103 @@ __device__ __forceinline__ void walk_tile(
     const float4 tile_rect = make_float4(pixel_centre(t.x * FAST_TILE, width), pixel_centre(last_x, width),
                                          pixel_centre(t.y * FAST_TILE, height), pixel_centre(last_y, height));
     for (int top = end; top > begin; top -= STEP) {
-        Candidates cand;
-        const unsigned long long hits = cull_step<SNOW>(cand, fetch_step(list, listed, circles, top, begin),
-                                                        listed, circles, colors, top, begin, tile, tile_rect);
-        unsigned long long totals_here;
-        const unsigned long long before = block_exclusive_scan<BLOCK_THREADS>(hits, totals_here, warp_sums);
-        int count = 0;       // item m of every thread comes before item m + 1 of any thread
-#pragma unroll
-        for (int m = 0; m < CULL_ITEMS; ++m) {
-            if (hits >> (16 * m) & 1ull) {
-                const int slot = count + (int)(before >> (16 * m) & 0xffffull);
-                const float4 c = cand.c[m];
-                if (SNOW) {
-                    tile_circles[slot] = c;
-                } else {
-                    tile_circles[slot] = make_float4(c.x, c.y, c.w * c.w, c.w);
-                    tile_colors[slot] = make_float4(cand.col[m].x, cand.col[m].y, cand.col[m].z, 0.f);
-                }
-            }
-            count += (int)(totals_here >> (16 * m) & 0xffffull);
-        }
-        PROFILE_STEP(count)
+        cull_step<SNOW>(stage, list, listed, circles, colors, top, begin, tile, tile_rect);
         __syncthreads();
-        bool open = false;
-#pragma unroll
-        for (int p = 0; p < PIXELS; ++p) open |= T[p] >= T_EPS;
+        bool open = any_open(T);
         if (SNOW) {
-            for (int j = 0; j < count && open; ++j) {
-                const float4 cj = tile_circles[j];
-                const float dx = __fsub_rn(cj.x, px);
-                const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column
-                open = false;
+            // each thread runs through the staged hits in order, stopping once its pixels are done
+            for (int g = 0; g < CULL_ITEMS * WARPS && open; ++g) {
+                const int base = g / WARPS * BLOCK_THREADS + g % WARPS * 32;
+                for (unsigned mask = stage.hits[g]; mask && open; mask &= mask - 1) {
+                    const float4 cj = stage.circle[base + __ffs(mask) - 1];
+                    PROFILE_STEP_HIT
+                    const float dx = __fsub_rn(cj.x, px);
+                    const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column
+                    open = false;
 #pragma unroll
-                for (int p = 0; p < PIXELS; ++p) {
-                    if (T[p] < T_EPS) continue;
-                    const float dy = __fsub_rn(cj.y, py[p]);
-                    const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
-                    if (d2 <= cj.w * cj.w) {
-                        float a;
-                        float3 col;
-                        snow_shade(d2, cj, a, col);
-                        const float w = T[p] * a;
-                        acc[p].x += w * col.x;
-                        acc[p].y += w * col.y;
-                        acc[p].z += w * col.z;
-                        T[p] *= 1.f - a;
-                        alpha_sum[p] += a;
+                    for (int p = 0; p < PIXELS; ++p) {
+                        if (T[p] < T_EPS) continue;
+                        const float dy = __fsub_rn(cj.y, py[p]);
+                        const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
+                        if (d2 <= cj.w * cj.w) {
+                            float a;
+                            float3 col;
+                            snow_shade(d2, cj, a, col);
+                            const float w = T[p] * a;
+                            acc[p].x += w * col.x;
+                            acc[p].y += w * col.y;
+                            acc[p].z += w * col.z;
+                            T[p] *= 1.f - a;
+                            alpha_sum[p] += a;
+                        }
+                        open |= T[p] >= T_EPS;
                     }
-                    open |= T[p] >= T_EPS;
                 }
             }
         } else {
-            // Warp by warp: 32 hits at a time, one per lane, are tested against the warp's
-            // sub-tile (distance from the circle's centre to the rectangle of its pixel
-            // centres, with a margin for rounding), and the warp blends only those that reach
-            // it. Branch-free per pixel, so the pixels are independent chains. Alpha is .5,
-            // so T stays a power of two and T - .5 * w is exact.
+            // Warp by warp, 32 hits at a time, one per lane, in order: each lane tests its hit
+            // against the warp's sub-tile: does the circle reach it (distance from its centre
+            // to the rectangle of pixel centres, with a margin for rounding), and does it cover
+            // all of it (covers_rect, exact). With several pixels a thread, the hits that
+            // cover it all need no per-pixel test: each run of them between two partial hits
+            // is folded across the lanes into one colour and one transmittance (fold_runs),
+            // and the warp's loop visits only the partial hits, blending the run before each
+            // into every pixel at once (4 operations a pixel). Partial hits are blended
+            // branch-free, so the pixels are independent chains. Alpha is .5, so T stays a
+            // power of two and every T update is exact.
+            const StagedHits staged = staged_hits(stage.hits);
+            const int count = __shfl_sync(FULL, staged.incl, 31);
             open = __any_sync(FULL, open);
             for (int j0 = 0; j0 < count && open; j0 += 32) {
-                bool near = false;
-                if (j0 + lane < count)
-                    near = reaches(tile_circles[j0 + lane], rect_x0, rect_x1, rect_y0, rect_y1);
-                for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
-                    const int j = j0 + __ffs(mask) - 1;
-                    const float4 cj = tile_circles[j];
-                    const float4 col = tile_colors[j];
+                const int at = hit_place(staged, min(j0 + lane, count - 1));
+                bool near = false, full = false;
+                float4 col = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (j0 + lane < count) {
+                    const float4 c = stage.circle[at];
+                    near = reaches(c, rect_x0, rect_x1, rect_y0, rect_y1);
+                    full = PIXELS > 1 && near && covers_rect(c, rect_x0, rect_x1, rect_y0, rect_y1);
+                    if (full) col = stage.color[at];
+                }
+                const unsigned full_mask = __ballot_sync(FULL, full);
+                const unsigned partial_mask = __ballot_sync(FULL, near) & ~full_mask;
+                const Run run = fold_runs(full_mask, partial_mask, full, col);
+                int partials = 0;
+                for (unsigned mask = partial_mask; mask; mask &= mask - 1) {
+                    const int b = __ffs(mask) - 1;
+                    blend_run(acc, T, run, b);              // the run just before hit b, if any
+                    PROFILE_STEP_HIT
+                    const int place = __shfl_sync(FULL, at, b);
+                    const float4 cj = stage.circle[place];
+                    const float4 cb = stage.color[place];
                     const float dx = __fsub_rn(cj.x, px);
                     const float dxx = __fmul_rn(dx, dx);
 #pragma unroll
                     for (int p = 0; p < PIXELS; ++p) {
                         const float dy = __fsub_rn(cj.y, py[p]);
                         const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
-                        const float w = d2 <= cj.z && T[p] >= T_EPS ? T[p] : 0.f;
-                        acc[p].x = fmaf(w, col.x, acc[p].x);
-                        acc[p].y = fmaf(w, col.y, acc[p].y);
-                        acc[p].z = fmaf(w, col.z, acc[p].z);
+                        const float w = d2 <= cj.z ? T[p] : 0.f;
+                        acc[p].x = fmaf(w, cb.x, acc[p].x);
+                        acc[p].y = fmaf(w, cb.y, acc[p].y);
+                        acc[p].z = fmaf(w, cb.z, acc[p].z);
                         T[p] = fmaf(-.5f, w, T[p]);
                     }
+                    if (++partials % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) break;
                 }
-                bool mine = false;
-#pragma unroll
-                for (int p = 0; p < PIXELS; ++p) mine |= T[p] >= T_EPS;
-                open = __any_sync(FULL, mine);
+                // the run after the last partial hit (held by lane 31, unless that is partial)
+                if (!(partial_mask >> 31)) blend_run(acc, T, run, 31);
+                open = __any_sync(FULL, any_open(T));
             }
         }
-        if (__syncthreads_and(!open)) break;     // also guards the shared lists' reuse
+        PROFILE_STEP
+        if (__syncthreads_and(!open)) break;     // also guards the stage's reuse
     }
 #pragma unroll
     for (int p = 0; p < PIXELS; ++p) {
         const int y = y0 + 2 * p;
         if (x < width && y < height) {
             // flat: T = 2^-k after k circles of alpha .5, so their alphas add up to k / 2
-            const float alpha = SNOW ? alpha_sum[p] : -.5f * (float)ilogbf(T[p]);
+            // (past 126 circles T is flushed to 0: alpha then reads 63.5)
+            const float alpha = SNOW ? alpha_sum[p] : T[p] > 0.f ? -.5f * (float)ilogbf(T[p]) : 63.5f;
             const float4 behind = cleared ? rows[y] : image[y * width + x];
             image[y * width + x] = make_float4(acc[p].x + T[p] * behind.x, acc[p].y + T[p] * behind.y,
                                                acc[p].z + T[p] * behind.z, behind.w + alpha);
@@ -522,6 +629,9 @@ __device__ __forceinline__ void render_sparse_body(
     PROFILE_START
     __shared__ int pixel_count[BLOCK_THREADS];
     __shared__ int pixel_list[SPARSE_SLOTS][BLOCK_THREADS];   // [slot][pixel]: no bank conflicts
+    static_assert(sizeof(Stage<SNOW>) + sizeof(pixel_list) + sizeof(pixel_count) <= 48 * 1024,
+                  "render_sparse's lists and walk_tile's stage fit 48 KB of shared memory: fewer "
+                  "CULL_ITEMS or SPARSE_SLOTS");
     const int2 t = tile_of_block();
     const int tiles = gridDim.x * gridDim.y, tile = t.y * gridDim.x + t.x;
     const int x0 = t.x * FAST_TILE, y0 = t.y * FAST_TILE;

@@ -30,12 +30,15 @@ CULL_ITEMS = 2                       # circles each thread tests per step of a t
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
 FAST_MIN_BLOCKS = 4                  # render_fast's blocks an SM at least (4: 64 registers, 5: 48
                                      # spill a little)
-TILE_ORDER = 1                       # 1: blocks draw the image's border ring of tiles first
-                                     # (where the longest walks are), 0: row by row
+TILE_ORDER = 1                       # 1: blocks draw the image's border ring of tiles first (the
+                                     # longest walks are there), 2: ring by ring from the border in
+                                     # (measured slower for rand10k), 0: row by row
 SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
                                      # circles a pixel (sum of areas / image) draw sparse: every
 SPARSE_SLOTS = 24                    # pixel lists up to this many circles (measured: micro2M 6.3)
 SPARSE_BIN_BLOCKS = 4096             # most blocks of tile_count / tile_emit (grid-stride beyond)
+BLEND_CHECK = 4                      # a warp checks whether its pixels are all finished every
+                                     # this many hits that only partly cover its sub-tile
 T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
                                      # what it leaves out is at most T_EPS * max colour
 
@@ -44,6 +47,7 @@ def compile_defines() -> dict[str, int | float]:
     """The -D macros every kernel module is compiled with."""
     return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
             "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "CULL_ITEMS": CULL_ITEMS,
+            "BLEND_CHECK": BLEND_CHECK,
             "FAST_TILE": FAST_TILE, "SCAN_THREADS": SCAN_THREADS, "SCAN_ITEMS": SCAN_ITEMS,
             "SAXPY_THREADS": SAXPY_THREADS, "TILE_ORDER": TILE_ORDER, "FAST_MIN_BLOCKS": FAST_MIN_BLOCKS,
 

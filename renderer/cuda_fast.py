@@ -33,9 +33,9 @@ from .shading import clear_rows
 
 BIN_WARPS = BIN_THREADS // 32
 MAX_TILES = 256           # packed tile boxes hold tile indices in bytes
-TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
+TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
            "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS")                                      # see renderer/constants.py
-HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS")                 # not compiled into kernels
+HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH")       # not compiled into kernels
 
 
 class FastCudaRenderer:
