@@ -7,8 +7,10 @@
 //    ranks its 32 circles with ballots, so the lists come out ordered without a sort.
 // 2. render_fast, one block per tile (FAST_TILE x FAST_TILE pixels, PIXELS per thread): walk
 //    the supertile's list (or every circle) from the LAST circle to the first, cull
-//    CULL_ITEMS * BLOCK_THREADS circles per step, composite the hits front to back with
-//    transmittance T, and stop once every pixel of the tile has T < T_EPS. "Over" is
+//    CULL_ITEMS * BLOCK_THREADS circles per step (hits staged in shared memory: cull_step),
+//    composite the hits front to back with transmittance T, each warp its own sub-tile
+//    (runs of hits that cover it all folded first: fold_runs), and stop once every pixel of
+//    the tile has T < T_EPS. Two barriers a step. "Over" is
 //    associative, so this equals serial blending up to rounding and the at most
 //    T_EPS * max colour that the circles behind a finished pixel would have added.
 // 3. Sparse scenes (few circles over any pixel) bin per tile and draw per pixel instead: see

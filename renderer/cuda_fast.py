@@ -13,10 +13,12 @@ Stages, each with a NumPy twin that the GPU tests compare against:
 - ``clear`` is fused into the next ``draw``: it only records that the image is to start from
   the clear colour (``get_image`` honours a clear that no render followed).
 
-The alpha channel: a pixel that stops early holds the clear alpha plus the alphas of the
-circles blended before it stopped, not of all its circles. The course never shows or
-compares alpha; r, g and b differ from serial blending by at most T_EPS * max colour plus
-rounding (the kernel may fuse multiply-adds; which pixels a circle covers stays exact).
+The alpha channel: flat pixels keep blending until every pixel of their warp's sub-tile is
+finished, so alpha is the clear alpha plus .5 for each circle blended by then (read from
+T = 2^-k; past 126 circles T flushes to 0 and alpha reads 63.5); snow pixels stop at T_EPS
+each. The course never shows or compares alpha; r, g and b differ from serial blending by at
+most T_EPS * max colour plus rounding (the kernel may fuse multiply-adds; which pixels a circle
+covers stays exact).
 """
 from __future__ import annotations
 
