@@ -1,7 +1,7 @@
 // Block-wide exclusive scan of one value per thread: warp shuffles, then the warp totals
-// scanned through shared memory. Used by the renderers' culls, the binning scan and scan.cu.
-// T is int, or a 64-bit integer carrying several small counts in bit fields (they add
-// independently as long as no field overflows).
+// scanned through shared memory. Used by the tiled renderer's cull, the fast renderer's list
+// scans (bin_scan, tile_scan) and scan.cu. T is any integer type (a 64-bit one can carry
+// several small counts in bit fields: they add independently as long as no field overflows).
 #pragma once
 
 // warp_sums: __shared__ T[32] owned by the caller. Returns this thread's exclusive prefix
