@@ -301,13 +301,13 @@ __device__ __forceinline__ StagedHits staged_hits(const unsigned* hits) {
     const int lane = threadIdx.x & 31;
     StagedHits h;
     h.word = lane < CULL_ITEMS * WARPS ? hits[lane] : 0u;
-    h.incl = __popc(h.word);
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        const int up = __shfl_up_sync(FULL, h.incl, d);
-        if (lane >= d) h.incl += up;
-    }
+    h.incl = warp_inclusive_scan(__popc(h.word));
     return h;
+}
+
+// Where ballot word g's 32 places start: word g is warp g % WARPS's ballot of item g / WARPS.
+__device__ __forceinline__ int word_base(int g) {
+    return g / WARPS * BLOCK_THREADS + g % WARPS * 32;
 }
 
 // The place of hit j (j < the hit count; every lane of the warp calls it, each with its j):
@@ -320,7 +320,7 @@ __device__ __forceinline__ int hit_place(StagedHits h, int j) {
     unsigned word = __shfl_sync(FULL, h.word, g);
     // its bit: words hold a hit or two a step, so dropping the lower ones beats __fns
     for (int r = j - (__shfl_sync(FULL, h.incl, g) - __popc(word)); r > 0; --r) word &= word - 1u;
-    return (g / WARPS) * BLOCK_THREADS + (g % WARPS) * 32 + __ffs(word) - 1;
+    return word_base(g) + __ffs(word) - 1;
 }
 
 // Does a circle cover every pixel centre of [x0, x1] x [y0, y1] by the reference's test?
@@ -430,9 +430,8 @@ __device__ __forceinline__ void walk_tile(
         if (SNOW) {
             // each thread runs through the staged hits in order, stopping once its pixels are done
             for (int g = 0; g < CULL_ITEMS * WARPS && open; ++g) {
-                const int base = g / WARPS * BLOCK_THREADS + g % WARPS * 32;
                 for (unsigned mask = stage.hits[g]; mask && open; mask &= mask - 1) {
-                    const float4 cj = stage.circle[base + __ffs(mask) - 1];
+                    const float4 cj = stage.circle[word_base(g) + __ffs(mask) - 1];
                     PROFILE_STEP_HIT
                     const float dx = __fsub_rn(cj.x, px);
                     const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column

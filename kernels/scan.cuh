@@ -1,8 +1,21 @@
-// Block-wide exclusive scan of one value per thread: warp shuffles, then the warp totals
-// scanned through shared memory. Used by the tiled renderer's cull, the fast renderer's list
-// scans (bin_scan, tile_scan) and scan.cu. T is any integer type (a 64-bit one can carry
-// several small counts in bit fields: they add independently as long as no field overflows).
+// Scans of one value per thread: warp-wide inclusive (shuffles), and block-wide exclusive (each
+// warp's, then the warp totals scanned through shared memory). Used by the tiled renderer's
+// cull, the fast renderer's list scans (bin_scan, tile_scan) and staged hits, and scan.cu. T is
+// any integer type (a 64-bit one can carry several small counts in bit fields: they add
+// independently as long as no field overflows).
 #pragma once
+
+// Inclusive scan of one value per lane across a whole warp (every lane must call it).
+template <typename T>
+__device__ __forceinline__ T warp_inclusive_scan(T value) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int step = 1; step < 32; step <<= 1) {
+        T up = __shfl_up_sync(0xffffffffu, value, step);
+        if (lane >= step) value += up;
+    }
+    return value;
+}
 
 // warp_sums: __shared__ T[32] owned by the caller. Returns this thread's exclusive prefix
 // and sets total to the block's sum. Contains __syncthreads(); every thread must call it.
@@ -11,21 +24,11 @@ __device__ __forceinline__ T block_exclusive_scan(T value, T& total, T* warp_sum
     static_assert(THREADS % 32 == 0 && THREADS <= 1024, "block must be whole warps, <= 1024");
     constexpr int WARPS = THREADS / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    T inclusive = value;
-#pragma unroll
-    for (int step = 1; step < 32; step <<= 1) {
-        T up = __shfl_up_sync(0xffffffffu, inclusive, step);
-        if (lane >= step) inclusive += up;
-    }
+    const T inclusive = warp_inclusive_scan(value);
     if (lane == 31) warp_sums[warp] = inclusive;
     __syncthreads();
     if (warp == 0) {
-        T s = lane < WARPS ? warp_sums[lane] : T(0);
-#pragma unroll
-        for (int step = 1; step < 32; step <<= 1) {
-            T up = __shfl_up_sync(0xffffffffu, s, step);
-            if (lane >= step) s += up;
-        }
+        const T s = warp_inclusive_scan(lane < WARPS ? warp_sums[lane] : T(0));
         if (lane < WARPS) warp_sums[lane] = s;   // inclusive scan of the warp totals
     }
     __syncthreads();
