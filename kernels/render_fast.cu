@@ -242,9 +242,10 @@ static_assert(1 <= CULL_ITEMS && CULL_ITEMS * WARPS <= 32, "one lane of a warp p
 
 // What the cull needs of entry k: the list entry (index, packed box) as bits in x and y, or
 // the circle itself.
-__device__ __forceinline__ float4 fetch_entry(const uint2* __restrict__ list, bool listed,
+template <bool LISTED>
+__device__ __forceinline__ float4 fetch_entry(const uint2* __restrict__ list,
                                               const float4* __restrict__ circles, int k) {
-    if (!listed) return circles[k];
+    if (!LISTED) return circles[k];
     const uint2 e = list[k];
     return make_float4(__uint_as_float(e.x), __uint_as_float(e.y), 0.f, 0.f);
 }
@@ -260,27 +261,27 @@ struct Stage {
 
 // Culls the step's entries against the tile (listed: the packed box holds the tile; not
 // listed: the circle reaches the tile's rectangle of pixel centres) and stages the hits.
-template <bool SNOW>
+template <bool SNOW, bool LISTED>
 __device__ __forceinline__ void cull_step(
-        Stage<SNOW>& stage, const uint2* __restrict__ list, bool listed,
+        Stage<SNOW>& stage, const uint2* __restrict__ list,
         const float4* __restrict__ circles, const float* __restrict__ colors, int top, int begin,
         unsigned tile, float4 rect) {
     float4 v[CULL_ITEMS];
 #pragma unroll
     for (int m = 0; m < CULL_ITEMS; ++m) {
         const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
-        if (k >= begin) v[m] = fetch_entry(list, listed, circles, k);
+        if (k >= begin) v[m] = fetch_entry<LISTED>(list, circles, k);
     }
 #pragma unroll
     for (int m = 0; m < CULL_ITEMS; ++m) {
         const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
-        const bool hit = k >= begin && (listed ? box_has_tile(__float_as_uint(v[m].y), tile)
+        const bool hit = k >= begin && (LISTED ? box_has_tile(__float_as_uint(v[m].y), tile)
                                                : reaches(v[m], rect.x, rect.y, rect.z, rect.w));
         const unsigned ballot = __ballot_sync(FULL, hit);
         if ((threadIdx.x & 31) == 0) stage.hits[m * WARPS + (threadIdx.x >> 5)] = ballot;
         if (hit) {
-            const int i = listed ? (int)__float_as_uint(v[m].x) : k;
-            const float4 c = listed ? circles[i] : v[m];
+            const int i = LISTED ? (int)__float_as_uint(v[m].x) : k;
+            const float4 c = LISTED ? circles[i] : v[m];
             const int place = m * BLOCK_THREADS + (int)threadIdx.x;
             if (SNOW) {
                 stage.circle[place] = c;
@@ -291,6 +292,13 @@ __device__ __forceinline__ void cull_step(
             }
         }
     }
+}
+
+// The block's one stage, whichever walk_tile instance uses it.
+template <bool SNOW>
+__device__ __forceinline__ Stage<SNOW>& stage_memory() {
+    __shared__ Stage<SNOW> stage;
+    return stage;
 }
 
 // The staged hits in order, as every warp sees them: lane g holds ballot word g and `incl`,
@@ -380,6 +388,13 @@ __device__ __forceinline__ void blend_run(float3 (&acc)[PIXELS], float (&T)[PIXE
     }
 }
 
+// Flat alpha from T: T = 2^-k after k circles of alpha .5 (every update is exact), so the
+// alphas add up to k / 2, and k is T's exponent. Past 126 circles T is flushed to 0, whose bits
+// read k = 127: alpha 63.5.
+__device__ __forceinline__ float flat_alpha(float T) {
+    return .5f * (float)(127 - (__float_as_int(T) >> 23));
+}
+
 __device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
     bool open = false;
 #pragma unroll
@@ -391,13 +406,13 @@ __device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
 // circles [begin, end) from the last to the first, STEP a step, composite each step's hits
 // front to back, stop once every pixel has T < T_EPS. cleared != 0: the image behind is each
 // row's clear colour, else the image.
-template <bool SNOW>
+template <bool SNOW, bool LISTED>
 __device__ __forceinline__ void walk_tile(
         int2 t, const float4* __restrict__ circles, const float* __restrict__ colors,
-        const uint2* __restrict__ list, bool listed, int begin, int end,
+        const uint2* __restrict__ list, int begin, int end,
         float4* __restrict__ image, const float4* __restrict__ rows, int cleared,
         int width, int height) {
-    __shared__ Stage<SNOW> stage;
+    Stage<SNOW>& stage = stage_memory<SNOW>();
     const unsigned tile = (unsigned)t.x * 0x0101u | (unsigned)t.y * 0x01010000u;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int sub_x = t.x * FAST_TILE + warp % (FAST_TILE / SUB_W) * SUB_W;
@@ -424,7 +439,7 @@ __device__ __forceinline__ void walk_tile(
     const float4 tile_rect = make_float4(pixel_centre(t.x * FAST_TILE, width), pixel_centre(last_x, width),
                                          pixel_centre(t.y * FAST_TILE, height), pixel_centre(last_y, height));
     for (int top = end; top > begin; top -= STEP) {
-        cull_step<SNOW>(stage, list, listed, circles, colors, top, begin, tile, tile_rect);
+        cull_step<SNOW, LISTED>(stage, list, circles, colors, top, begin, tile, tile_rect);
         __syncthreads();
         bool open = any_open(T);
         if (SNOW) {
@@ -513,16 +528,21 @@ __device__ __forceinline__ void walk_tile(
         PROFILE_STEP
         if (__syncthreads_and(!open)) break;     // also guards the stage's reuse
     }
+    // every load before the first store: the stores may alias the loads, so they would not
+    // be reordered, and each pixel would wait for its own load
+    float4 behind[PIXELS];
+#pragma unroll
+    for (int p = 0; p < PIXELS; ++p) {
+        const int y = min(y0 + 2 * p, height - 1), xc = min(x, width - 1);
+        behind[p] = cleared ? rows[y] : image[y * width + xc];
+    }
 #pragma unroll
     for (int p = 0; p < PIXELS; ++p) {
         const int y = y0 + 2 * p;
         if (x < width && y < height) {
-            // flat: T = 2^-k after k circles of alpha .5, so their alphas add up to k / 2
-            // (past 126 circles T is flushed to 0: alpha then reads 63.5)
-            const float alpha = SNOW ? alpha_sum[p] : T[p] > 0.f ? -.5f * (float)ilogbf(T[p]) : 63.5f;
-            const float4 behind = cleared ? rows[y] : image[y * width + x];
-            image[y * width + x] = make_float4(acc[p].x + T[p] * behind.x, acc[p].y + T[p] * behind.y,
-                                               acc[p].z + T[p] * behind.z, behind.w + alpha);
+            const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);
+            image[y * width + x] = make_float4(acc[p].x + T[p] * behind[p].x, acc[p].y + T[p] * behind[p].y,
+                                               acc[p].z + T[p] * behind[p].z, behind[p].w + alpha);
         }
     }
 }
@@ -552,7 +572,10 @@ __device__ __forceinline__ void render_fast_body(
             listed = true;
         }
     }
-    walk_tile<SNOW>(t, circles, colors, list, listed, begin, end, image, rows, cleared, width, height);
+    if (listed)      // two instances: each path keeps only its own values in registers
+        walk_tile<SNOW, true>(t, circles, colors, list, begin, end, image, rows, cleared, width, height);
+    else
+        walk_tile<SNOW, false>(t, circles, colors, list, begin, end, image, rows, cleared, width, height);
     PROFILE_END
 }
 
@@ -659,7 +682,7 @@ __device__ __forceinline__ void render_sparse_body(
     __syncthreads();
     const int m = pixel_count[threadIdx.x];
     if (__syncthreads_or(cut || m > SPARSE_SLOTS)) {
-        walk_tile<SNOW>(t, circles, colors, nullptr, false, 0, n, image, rows, cleared, width, height);
+        walk_tile<SNOW, false>(t, circles, colors, nullptr, 0, n, image, rows, cleared, width, height);
     } else {
         for (int a = 1; a < m; ++a) {            // insertion sort: circle order
             const int v = pixel_list[a][threadIdx.x];

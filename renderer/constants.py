@@ -18,15 +18,20 @@ FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixel
                                      # pixels per thread) ...
 FAST_TILE_SMALL = 16                 # ... or this, for scenes whose mean circle radius is below
 SMALL_CIRCLE_PX = 24                 # this many pixels (measured: rand1M, snowsingle)
-LARGE_CIRCLE_PX = 128                # scenes of circles above this (biglittle: 235) cull with
-                                     # CULL_ITEMS = 1: a few huge circles make a tile opaque, a
-                                     # short step wastes less
+LARGE_CIRCLE_PX = 128                # scenes of circles above this (biglittle: 235): see CULL_ITEMS
 SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *
 BIN_MAX_ITEMS = 16                   # BIN_THREADS) circles, at most BIN_MAX_ITEMS (the counts
                                      # matrix has SUPER_GRID^2 rows, one column per block)
-CULL_ITEMS = 2                       # circles each thread tests per step of a tile's walk
+CULL_ITEMS = 2                       # circles each thread tests per step of a tile's walk, in
+                                     # binned scenes (their lists hold few misses) and at most on
+                                     # FAST_TILE_SMALL tiles (render_sparse's shared memory) ...
+CULL_ITEMS_UNBINNED = 4              # ... scenes that are not binned walk every circle, most of
+                                     # them misses: longer steps (rand10k 31.7 us, 35.6 at 2) ...
+CULL_ITEMS_LARGE = 3                 # ... or this for circles above LARGE_CIRCLE_PX (biglittle 29.3
+                                     # us, 32.1 at 2, 33.5 at 4); never more than a scene's
+                                     # circles need (rgb: 1, 9.2 us against 9.6 at 2)
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
 FAST_MIN_BLOCKS = 4                  # render_fast's blocks an SM at least (4: 64 registers, 5: 48
                                      # spill a little)

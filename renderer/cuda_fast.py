@@ -28,7 +28,7 @@ from scenes.scene import SNOW, Scene
 
 from . import binning, constants
 from .constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK, SPARSE_BIN_BLOCKS
-from .cuda_module import Launch, device_synchronize, load_module
+from .cuda_module import Graph, Launch, device_synchronize, load_module
 from .cuda_tiled import CudaSceneState, _blocks, clear_launch
 from .registry import RendererUnavailable
 from .shading import clear_rows
@@ -74,8 +74,7 @@ class FastCudaRenderer:
         grid = t["SUPER_GRID"]
         self.supertiles = grid * grid
         self.sparse = self._wants_sparse(scene, t)       # sparse scenes bin their own way
-        binned = n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
-        self.binned = binned and not self.sparse
+        self.binned = self._wants_binned(scene, t) and not self.sparse
         self.super_px = binning.supertile_px(width, height, grid)
         items = binning.items_per_thread(n)
         self.chunk = binning.chunk_size(n)
@@ -100,7 +99,7 @@ class FastCudaRenderer:
         if self.sparse:
             self._load_sparse(module, scene, tiles, snow)
             return
-        self._bin = [
+        bin_launches = [
             Launch(module.get_function("bin_count"), (self.chunks,), (BIN_THREADS,),
                    (*geometry, self.counts, self.warp_offsets, ch)),
             Launch(module.get_function("bin_scan"), (self.supertiles,), (SCAN_BLOCK,),
@@ -108,15 +107,13 @@ class FastCudaRenderer:
             Launch(module.get_function("bin_emit"), (self.chunks,), (BIN_THREADS,),
                    (*geometry, self.counts, self.totals, self.warp_offsets, ch, self.list,
                     i32(self.capacity))),
-        ]
-        self._bin_names = ("bin_count", "bin_scan", "bin_emit") if self.binned else ()
-        self._draw_name = "render_fast"
+        ] if self.binned else []
 
         def draw(cleared):
             return Launch(module.get_function("render_fast" + snow), tiles, (BLOCK_THREADS,),
                           (st.circles, st.colors, i32(n), self.list, self.totals, i32(self.capacity),
                            tps, i32(self.binned), self.image, self.rows, i32(cleared), w, h))
-        self._draw = {True: draw(1), False: draw(0)}
+        self._replays(("bin_count", "bin_scan", "bin_emit"), bin_launches, "render_fast", draw)
 
     def _load_sparse(self, module, scene: Scene, tiles: tuple[int, int], snow: str) -> None:
         """Per-tile lists in no order (tile_count, tile_scan, tile_emit) and render_sparse."""
@@ -131,7 +128,7 @@ class FastCudaRenderer:
         self.tile_list = cp.zeros(max(self.capacity, 1), dtype=np.int32)
         blocks = (max(1, min(-(-n // BIN_THREADS), SPARSE_BIN_BLOCKS)),)
         geometry = (st.circles, i32(n), i32(self.width), i32(self.height), i32(self.tiles_x))
-        self._bin = [
+        bin_launches = [
             Launch(module.get_function("tile_count"), blocks, (BIN_THREADS,),
                    (*geometry, self.tile_counts)),
             Launch(module.get_function("tile_scan"), (1,), (SCAN_BLOCK,),
@@ -139,35 +136,48 @@ class FastCudaRenderer:
             Launch(module.get_function("tile_emit"), blocks, (BIN_THREADS,),
                    (*geometry, self.cursors, self.tile_list, i32(self.capacity))),
         ]
-        self._bin_names = ("tile_count", "tile_scan", "tile_emit")
-        self._draw_name = "render_sparse"
 
         def draw(cleared):
             return Launch(module.get_function("render_sparse" + snow), tiles, (BLOCK_THREADS,),
                           (st.circles, st.colors, i32(n), self.tile_list, self.starts, self.cursors,
                            i32(self.capacity), self.image, self.rows, i32(cleared),
                            i32(self.width), i32(self.height)))
-        self._draw = {True: draw(1), False: draw(0)}
+        self._replays(("tile_count", "tile_scan", "tile_emit"), bin_launches, "render_sparse", draw)
+
+    def _replays(self, bin_names, bin_launches, draw_name: str, draw) -> None:
+        """The frame's launches as CUDA graphs (one graph launch costs the host about as much
+        as a quarter of one kernel launch): the binning stage, the draw stage and the whole
+        render, each drawing over the clear colour (True) or over the image (False)."""
+        self._bin_launches, self._draw_launches = bin_launches, {c: draw(int(c)) for c in (True, False)}
+        self._bin_names, self._draw_name = bin_names[:len(bin_launches)], draw_name
+        self._bin = Graph(bin_launches) if bin_launches else None
+        self._draw = {c: Graph([d]) for c, d in self._draw_launches.items()}
+        self._render = {c: Graph([*bin_launches, d]) for c, d in self._draw_launches.items()}
+        self._clear_now()     # a defined image before the first render (and its memory touched)
 
     def _wants_sparse(self, scene: Scene, t: dict) -> bool:
         """Draw with per-pixel lists? Binned scenes with few circles over the average pixel."""
         if self._sparse_choice is not None:
             return self._sparse_choice
-        binned = scene.n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
-        return binned and binning.mean_depth(scene.radius) <= t["SPARSE_MAX_DEPTH"]
+        return self._wants_binned(scene, t) and binning.mean_depth(scene.radius) <= t["SPARSE_MAX_DEPTH"]
+
+    def _wants_binned(self, scene: Scene, t: dict) -> bool:
+        """Bin circles into supertile lists? Scenes of BIN_MIN_CIRCLES circles or more."""
+        return scene.n >= t["BIN_MIN_CIRCLES"] if self._binned_choice is None else self._binned_choice
 
     def _tuning_for(self, scene: Scene, width: int, height: int) -> dict:
-        """The constants for this scene: defaults, smaller tiles for small or huge circles and
-        for sparse scenes (see renderer/constants.py for the measurements), then the caller's
-        overrides."""
+        """The constants for this scene: defaults, smaller tiles for small circles and for
+        sparse scenes, longer cull steps for scenes that are not binned (see
+        renderer/constants.py for the measurements), then the caller's overrides."""
         t = {k: getattr(constants, k) for k in TUNABLE} | self._tuning_choice
         mean_px = float(np.mean(scene.radius)) * max(width, height) if scene.n else 0.0
-        if self._wants_sparse(scene, t):
+        if self._wants_sparse(scene, t) or mean_px < constants.SMALL_CIRCLE_PX:
             t["FAST_TILE"] = constants.FAST_TILE_SMALL          # render_sparse: a pixel a thread
-        elif mean_px < constants.SMALL_CIRCLE_PX:
-            t["FAST_TILE"] = constants.FAST_TILE_SMALL
-        elif mean_px > constants.LARGE_CIRCLE_PX:
-            t["CULL_ITEMS"] = 1
+        if not self._wants_binned(scene, t):
+            items = constants.CULL_ITEMS_LARGE if mean_px > constants.LARGE_CIRCLE_PX else constants.CULL_ITEMS_UNBINNED
+            if t["FAST_TILE"] == constants.FAST_TILE_SMALL:
+                items = min(items, constants.CULL_ITEMS)        # render_sparse's shared memory
+            t["CULL_ITEMS"] = max(1, min(items, -(-scene.n // BLOCK_THREADS)))
         return t | self._tuning_choice
 
     def clear(self) -> None:
@@ -179,9 +189,8 @@ class FastCudaRenderer:
 
     def bin(self) -> None:
         """Supertile (or sparse: tile) lists of the current circles (no-op if not binned)."""
-        if self.binned or self.sparse:
-            for launch in self._bin:
-                launch()
+        if self._bin is not None:
+            self._bin()
 
     def draw(self) -> None:
         """Every tile composites its circles into the image (over the clear colour if pending)."""
@@ -189,8 +198,9 @@ class FastCudaRenderer:
         self._pending_clear = False
 
     def render(self) -> None:
-        self.bin()
-        self.draw()
+        """bin() then draw(), replayed as one graph."""
+        self._render[self._pending_clear]()
+        self._pending_clear = False
 
     def synchronize(self) -> None:
         device_synchronize()
@@ -208,7 +218,7 @@ class FastCudaRenderer:
 
     def kernel_launches(self) -> list[tuple[str, object]]:
         """(name, launch) of every kernel ``render()`` runs after a ``clear()``, in order."""
-        return [*zip(self._bin_names, self._bin), (self._draw_name, self._draw[True])]
+        return [*zip(self._bin_names, self._bin_launches), (self._draw_name, self._draw_launches[True])]
 
     def binned_lists(self):
         """The last ``bin()``'s scanned counts (supertiles x chunks), list lengths and list

@@ -13,7 +13,7 @@ from scenes.generators import FIREWORKS
 from scenes.scene import SNOW, Scene
 
 from .constants import BLOCK_THREADS, TILE_SIZE
-from .cuda_module import Launch, device_synchronize, load_module
+from .cuda_module import Graph, Launch, device_synchronize, load_module
 from .shading import clear_rows
 
 ANIMATE_BLOCK = 256
@@ -56,8 +56,8 @@ class CudaSceneState:
         else:
             args = (self.circles, i32(self.n)) if kind == "hypnosis" else (self.circles, self.velocity, i32(self.n))
             count = self.n
-        return Launch(module.get_function(f"step_{kind}"), (_blocks(count, ANIMATE_BLOCK),),
-                      (ANIMATE_BLOCK,), args)
+        return Graph([Launch(module.get_function(f"step_{kind}"), (_blocks(count, ANIMATE_BLOCK),),
+                             (ANIMATE_BLOCK,), args)])      # every frame: replayed as a graph
 
     def advance(self) -> None:
         """One animation step on the device (no-op for still scenes)."""

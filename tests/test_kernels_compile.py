@@ -28,3 +28,27 @@ def test_kernel_compiles_with_nvcc(name, tmp_path):
     p = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-o", str(tmp_path / "k.o"), str(src), *opts],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
+
+def _fast_variants():
+    """The distinct constants the fast renderer compiles render_fast.cu with, over every scene."""
+    from renderer.cuda_fast import HOST_ONLY, FastCudaRenderer
+    from scenes import SCENE_NAMES, make_scene
+    seen = {}
+    for name in SCENE_NAMES:
+        t = FastCudaRenderer()._tuning_for(make_scene(name), 1024, 1024)
+        key = tuple(sorted((k, v) for k, v in t.items() if k not in HOST_ONLY))
+        seen.setdefault(key, name)
+    return [pytest.param(dict(k), id=name) for k, name in seen.items()]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("variant", _fast_variants())
+def test_fast_renderer_compiles_as_each_scene_uses_it(variant, tmp_path):
+    # static_asserts (shared memory, ballot words) depend on the per-scene constants
+    src = tmp_path / "render_fast.cu"
+    src.write_text(kernel_source("render_fast.cu"))
+    opts = [o for o in compile_options(variant) if o != "--fmad=false"]
+    p = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-o", str(tmp_path / "k.o"), str(src), *opts],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
