@@ -81,7 +81,10 @@ def main():
     a = ap.parse_args()
     from renderer.cuda_fast import FastCudaRenderer
     from scenes import make_scene
-    record = {"launch": launch_costs(), "phases_bouncingballs": phase_costs(), "scenes": {}}
+    from renderer.bench import current_commit
+    from renderer.gpu import gpu_name
+    record = {"gpu": gpu_name(), "commit": current_commit(), "launch": launch_costs(),
+              "phases_bouncingballs": phase_costs(), "scenes": {}}
     print(record["launch"], record["phases_bouncingballs"], flush=True)
     for name in a.scenes.split(","):
         scene = make_scene(name)
