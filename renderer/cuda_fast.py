@@ -145,9 +145,9 @@ class FastCudaRenderer:
         self._replays(("tile_count", "tile_scan", "tile_emit"), bin_launches, "render_sparse", draw)
 
     def _replays(self, bin_names, bin_launches, draw_name: str, draw) -> None:
-        """The frame's launches as CUDA graphs (one graph launch costs the host about as much
-        as a quarter of one kernel launch): the binning stage, the draw stage and the whole
-        render, each drawing over the clear colour (True) or over the image (False)."""
+        """The frame's launches as CUDA graphs (a graph replay costs the host a fraction of one
+        kernel launch): the binning stage, the draw stage and the whole render, each drawing over
+        the clear colour (True) or over the image (False)."""
         self._bin_launches, self._draw_launches = bin_launches, {c: draw(int(c)) for c in (True, False)}
         self._bin_names, self._draw_name = bin_names[:len(bin_launches)], draw_name
         self._bin = Graph(bin_launches) if bin_launches else None

@@ -154,8 +154,8 @@ class Launch:
 
 class Graph:
     """Launches captured once, in order, into a CUDA graph, replayed with one graph launch on
-    the default stream. A replay costs the host about 1.5 us on the H100 machine, however many
-    kernels it holds, against 5-6 us for each kernel launch (measured: docs/perf-notes.md). The
+    the default stream. A replay costs the host 1.5-3 us on the H100 machine, however many
+    kernels it holds, against 6-7 us for each kernel launch (benchmarks/launch_overhead.py). The
     launches' arrays must stay in place, as for ``Launch``; the graph keeps the launches."""
 
     def __init__(self, launches):
