@@ -531,17 +531,17 @@ __device__ __forceinline__ void walk_tile(
     // flat: every load before the first store (the stores may alias the loads, so they would
     // not be reordered, and each pixel would wait for its own load); snow holds more values
     // at this point, and loads as it stores
+    const auto behind_at = [&](int px_x, int px_y) { return cleared ? rows[px_y] : image[px_y * width + px_x]; };
     float4 behind[PIXELS];
+    if (!SNOW) {
 #pragma unroll
-    for (int p = 0; p < PIXELS && !SNOW; ++p) {
-        const int y = min(y0 + 2 * p, height - 1), xc = min(x, width - 1);
-        behind[p] = cleared ? rows[y] : image[y * width + xc];
+        for (int p = 0; p < PIXELS; ++p) behind[p] = behind_at(min(x, width - 1), min(y0 + 2 * p, height - 1));
     }
 #pragma unroll
     for (int p = 0; p < PIXELS; ++p) {
         const int y = y0 + 2 * p;
         if (x < width && y < height) {
-            if (SNOW) behind[p] = cleared ? rows[y] : image[y * width + x];
+            if (SNOW) behind[p] = behind_at(x, y);
             const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);
             image[y * width + x] = make_float4(acc[p].x + T[p] * behind[p].x, acc[p].y + T[p] * behind[p].y,
                                                acc[p].z + T[p] * behind[p].z, behind[p].w + alpha);

@@ -88,6 +88,7 @@ class FastCudaRenderer:
         self.image = cp.empty((height, width, 4), dtype=np.float32)
         self.rows = cp.asarray(clear_rows(height, scene.shading))
         self._clear_now = clear_launch(self.image, self.rows, width, height)
+        self._clear_now()     # a defined image before the first render (and its memory touched)
         self._pending_clear = False
 
         self.module = module = load_module(
@@ -149,11 +150,10 @@ class FastCudaRenderer:
         kernel launch): the binning stage, the draw stage and the whole render, each drawing over
         the clear colour (True) or over the image (False)."""
         self._bin_launches, self._draw_launches = bin_launches, {c: draw(int(c)) for c in (True, False)}
-        self._bin_names, self._draw_name = bin_names[:len(bin_launches)], draw_name
+        self._bin_names, self._draw_name = bin_names, draw_name
         self._bin = Graph(bin_launches) if bin_launches else None
         self._draw = {c: Graph([d]) for c, d in self._draw_launches.items()}
         self._render = {c: Graph([*bin_launches, d]) for c, d in self._draw_launches.items()}
-        self._clear_now()     # a defined image before the first render (and its memory touched)
 
     def _wants_sparse(self, scene: Scene, t: dict) -> bool:
         """Draw with per-pixel lists? Binned scenes with few circles over the average pixel."""
@@ -172,7 +172,7 @@ class FastCudaRenderer:
         t = {k: getattr(constants, k) for k in TUNABLE} | self._tuning_choice
         mean_px = float(np.mean(scene.radius)) * max(width, height) if scene.n else 0.0
         if self._wants_sparse(scene, t) or mean_px < constants.SMALL_CIRCLE_PX:
-            t["FAST_TILE"] = constants.FAST_TILE_SMALL          # render_sparse: a pixel a thread
+            t["FAST_TILE"] = constants.FAST_TILE_SMALL          # render_sparse needs a pixel a thread
         if not self._wants_binned(scene, t):
             items = constants.CULL_ITEMS_LARGE if mean_px > constants.LARGE_CIRCLE_PX else constants.CULL_ITEMS_UNBINNED
             if t["FAST_TILE"] == constants.FAST_TILE_SMALL:
@@ -218,7 +218,8 @@ class FastCudaRenderer:
 
     def kernel_launches(self) -> list[tuple[str, object]]:
         """(name, launch) of every kernel ``render()`` runs after a ``clear()``, in order."""
-        return [*zip(self._bin_names, self._bin_launches), (self._draw_name, self._draw_launches[True])]
+        return [*zip(self._bin_names, self._bin_launches),       # no names left over: zip stops
+                (self._draw_name, self._draw_launches[True])]
 
     def binned_lists(self):
         """The last ``bin()``'s scanned counts (supertiles x chunks), list lengths and list

@@ -154,7 +154,7 @@ class Launch:
 
 class Graph:
     """Launches captured once, in order, into a CUDA graph, replayed with one graph launch on
-    the default stream. A replay costs the host 1.5-3 us on the H100 machine, however many
+    the stream that is current when it is built (as a ``Launch`` is). A replay costs the host 1.5-3 us on the H100 machine, however many
     kernels it holds, against 6-7 us for each kernel launch (benchmarks/launch_overhead.py). The
     launches' arrays must stay in place, as for ``Launch``; the graph keeps the launches."""
 
@@ -168,7 +168,7 @@ class Graph:
                 launch.launch_on(capture.ptr)
         finally:
             graph = capture.end_capture()
-        self._stream = cupy.cuda.Stream.null
+        self._stream = cupy.cuda.get_current_stream()
         graph.upload(self._stream)
         self._graph = graph
 
