@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 
-from renderer.cuda_fast import FastCudaRenderer
+from circle_render.cuda.fast import FastCudaRenderer
 
 
 class ProfiledRenderer(FastCudaRenderer):
@@ -72,7 +72,7 @@ def main():
     ap.add_argument("--variants", default="[{}]")
     ap.add_argument("-o", "--output")
     a = ap.parse_args()
-    from scenes import make_scene
+    from circle_render.scenes import make_scene
     out = {}
     for name in a.scenes.split(","):
         scene = make_scene(name)

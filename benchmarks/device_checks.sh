@@ -18,14 +18,14 @@ for f in $OUT/pytest_gpu_*.log; do tail -1 $f; done
 wait $WARM; cat $OUT/warm.log
 timeout 200 python benchmarks/primitives_bench.py -o $OUT/primitives.json > /dev/null 2> $OUT/primitives.err
 python -c "import json; r=json.load(open('$OUT/primitives.json')); print(json.dumps(r['targets']))"
-timeout 200 python -m renderer bench -r cuda -o $OUT/bench.json 2>/dev/null | tail -15
+timeout 200 python -m circle_render bench -r cuda -o $OUT/bench.json 2>/dev/null | tail -15
 timeout 100 python benchmarks/viewer_cost.py -o $OUT/viewer_cost.json | tail -20
-python -m renderer saxpy
-python -m renderer scan -n 40000000
-python -m renderer scan -n 40000000 --cub
+python -m circle_render saxpy
+python -m circle_render scan -n 40000000
+python -m circle_render scan -n 40000000 --cub
 for rules in cmu cs149; do
-  python -m renderer check scan --rules $rules 2>/dev/null
-  python -m renderer check find_repeats --rules $rules 2>/dev/null
-  timeout 200 python -m renderer check -r cuda --rules $rules --logs /tmp/logs-$rules 2> $OUT/check-$rules.err > $OUT/check-$rules.txt
+  python -m circle_render check scan --rules $rules 2>/dev/null
+  python -m circle_render check find_repeats --rules $rules 2>/dev/null
+  timeout 200 python -m circle_render check -r cuda --rules $rules --logs /tmp/logs-$rules 2> $OUT/check-$rules.err > $OUT/check-$rules.txt
   echo "check $rules exit: $?"; cat $OUT/check-$rules.txt
 done

@@ -23,4 +23,4 @@ print(f"gpu_check: {sum(r['passed'] for r in res)}/{len(res)} cases passed; wors
 PY
 # timing runs alone, on an idle machine
 if [ "$R" = cuda ]; then timeout 100 python benchmarks/stage_probe.py -o $OUT/probe.json | tail -8; fi
-timeout 120 python -m renderer bench -r $R -o $OUT/bench.json 2>/dev/null | tail -15
+timeout 120 python -m circle_render bench -r $R -o $OUT/bench.json 2>/dev/null | tail -15

@@ -10,10 +10,10 @@ import time
 
 import numpy as np
 
-from renderer import registry
-from renderer.check import compare
-from renderer.reference import reference_image
-from scenes import SCENE_NAMES, make_scene
+from circle_render import registry
+from circle_render.check import compare
+from circle_render.cpu.reference import reference_image
+from circle_render.scenes import SCENE_NAMES, make_scene
 
 
 def bands(size):

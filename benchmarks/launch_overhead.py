@@ -12,12 +12,12 @@ import time
 import cupy as cp
 import numpy as np
 
-from renderer.bench import current_commit
-from renderer.cuda_fast import FastCudaRenderer
-from renderer.cuda_module import Graph, Launch, device_synchronize
-from renderer.frames import run_frames
-from renderer.gpu import gpu_name
-from scenes import make_scene
+from circle_render.timing.bench import current_commit
+from circle_render.cuda.fast import FastCudaRenderer
+from circle_render.cuda.module import Graph, Launch, device_synchronize
+from circle_render.timing.frames import run_frames
+from circle_render.gpu import gpu_name
+from circle_render.scenes import make_scene
 
 NOP = 'extern "C" __global__ void nop(float* p, int n) { if (threadIdx.x == 0 && n < 0) p[0] = 1.f; }'
 

@@ -20,7 +20,7 @@ SCENES = "rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle"
 def kernel_times(renderer, reps=15):
     """Median GPU ms of each kernel of render(), measured behind a busy-wait."""
     import cupy as cp
-    from renderer.cuda_module import load_module
+    from circle_render.cuda.module import load_module
     spin = load_module("probe.cu").get_function("spin")
     launches = renderer.kernel_launches()
     events = [cp.cuda.Event() for _ in range(len(launches) + 1)]
@@ -44,7 +44,7 @@ def kernel_times(renderer, reps=15):
 def launch_costs(reps=200):
     """Host microseconds: a trivial launch alone, and launch + device synchronize."""
     import cupy as cp
-    from renderer.cuda_module import Launch, load_module
+    from circle_render.cuda.module import Launch, load_module
     tiny = Launch(load_module("probe.cu").get_function("spin"), (1,), (1,), (np.int64(0),))
     sync = cp.cuda.runtime.deviceSynchronize
     alone, with_sync = [], []
@@ -57,8 +57,8 @@ def launch_costs(reps=200):
 
 def phase_costs(scene="bouncingballs", reps=100):
     """Host microseconds of each phase of an animated scene, timed the course's way."""
-    from renderer import registry
-    from scenes import make_scene
+    from circle_render import registry
+    from circle_render.scenes import make_scene
     r = registry.create("cuda")
     r.load(make_scene(scene), 1024, 1024)
     out = {}
@@ -79,10 +79,10 @@ def main():
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--variants", default=json.dumps(DEFAULT_VARIANTS))
     a = ap.parse_args()
-    from renderer.cuda_fast import FastCudaRenderer
-    from scenes import make_scene
-    from renderer.bench import current_commit
-    from renderer.gpu import gpu_name
+    from circle_render.cuda.fast import FastCudaRenderer
+    from circle_render.scenes import make_scene
+    from circle_render.timing.bench import current_commit
+    from circle_render.gpu import gpu_name
     record = {"gpu": gpu_name(), "commit": current_commit(), "launch": launch_costs(),
               "phases_bouncingballs": phase_costs(), "scenes": {}}
     print(record["launch"], record["phases_bouncingballs"], flush=True)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from renderer import registry  # noqa: E402
-from renderer.bench import current_commit, print_record  # noqa: E402
-from renderer.display import frame_rgba8, to_rgba8  # noqa: E402
-from renderer.gpu import gpu_name  # noqa: E402
-from scenes import make_scene  # noqa: E402
+from circle_render import registry  # noqa: E402
+from circle_render.timing.bench import current_commit, print_record  # noqa: E402
+from circle_render.display.rgba8 import frame_rgba8, to_rgba8  # noqa: E402
+from circle_render.gpu import gpu_name  # noqa: E402
+from circle_render.scenes import make_scene  # noqa: E402
 
 
 def timed(step, sync) -> float:

@@ -6,8 +6,8 @@ Start from this to write your own (faster) one; renderer/base.py documents the i
 """
 import numpy as np
 
-from renderer.animation import advance
-from renderer.shading import circle_bounds, clear_rows, pixel_centres, snow_alpha_color
+from circle_render.cpu.animation import advance
+from circle_render.cpu.shading import circle_bounds, clear_rows, pixel_centres, snow_alpha_color
 
 
 class MyRenderer:

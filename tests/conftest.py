@@ -1,6 +1,6 @@
 import pytest
 
-from renderer.gpu import gpu_status
+from circle_render.gpu import gpu_status
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,8 +1,8 @@
 import numpy as np
 
-from renderer.animation import advance
-from renderer.frames import run_frames
-from scenes import make_scene
+from circle_render.cpu.animation import advance
+from circle_render.timing.frames import run_frames
+from circle_render.scenes import make_scene
 
 f32 = np.float32
 

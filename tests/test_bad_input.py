@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from renderer import cli, image_io
+from circle_render import cli
+from circle_render.io import images as image_io
 from test_cli import ROOT, render
 
 
@@ -47,7 +48,7 @@ def test_disk_full_while_writing(tmp_path, monkeypatch, capsys):
 def test_host_out_of_memory(tmp_path, monkeypatch, capsys):
     def no_memory(self, *a):
         raise MemoryError("Unable to allocate 16.0 GiB")
-    monkeypatch.setattr("renderer.reference.CpuRenderer.load", no_memory)
+    monkeypatch.setattr("circle_render.cpu.reference.CpuRenderer.load", no_memory)
     code, err = run_main(["rgb", "-r", "cpu", "-s", "16", "-o", str(tmp_path / "x.png")], capsys)
     assert code == 2 and "host memory ran out of memory" in one_line(err)
 
@@ -60,7 +61,7 @@ def test_gpu_out_of_memory_message(tmp_path, monkeypatch, capsys):
 
     def no_memory(self, *a):
         raise OutOfMemoryError("Out of memory allocating 4,294,967,296 bytes")
-    monkeypatch.setattr("renderer.reference.CpuRenderer.load", no_memory)
+    monkeypatch.setattr("circle_render.cpu.reference.CpuRenderer.load", no_memory)
     code, err = run_main(["rgb", "-r", "cpu", "-s", "16"], capsys)
     assert code == 2 and "the GPU ran out of memory" in one_line(err) and "-r cpu" in err
 
@@ -82,7 +83,7 @@ def test_image_too_large_for_the_fast_renderer_is_one_line(tmp_path):
 
 def test_ctrl_c_mid_render_leaves_nothing(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.Popen([sys.executable, "-m", "renderer", "rand100k", "-r", "cpu", "-s", "1024",
+    p = subprocess.Popen([sys.executable, "-m", "circle_render", "rand100k", "-r", "cpu", "-s", "1024",
                           "-o", str(tmp_path / "x.png")], stderr=subprocess.PIPE, env=env)
     p.stderr.read(1)                               # the progress line: it is rendering now
     p.send_signal(signal.SIGINT)

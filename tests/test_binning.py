@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from renderer import binning
-from renderer.animation import advance
-from renderer.constants import BLOCK_THREADS, FAST_TILE, SUPER_GRID
-from renderer.shading import circle_bounds
-from scenes import SCENE_NAMES, make_scene
+from circle_render.cuda import binning
+from circle_render.cpu.animation import advance
+from circle_render.constants import BLOCK_THREADS, FAST_TILE, SUPER_GRID
+from circle_render.cpu.shading import circle_bounds
+from circle_render.scenes import SCENE_NAMES, make_scene
 
 
 @pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 96), (64, 32), (4096, 512)])
@@ -67,7 +67,7 @@ def test_capacity_bounds_the_lists_over_the_animation(scene, size):
 
 
 def test_items_per_thread_fills_the_gpu_and_keeps_the_counts_small():
-    from renderer.constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS
+    from circle_render.constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS
     assert binning.items_per_thread(10) == 1
     assert binning.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS) == 1
     assert binning.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS + 1) == 2
@@ -90,7 +90,7 @@ def test_tile_boxes_hold_exactly_the_tiles_a_pixel_box_touches(size):
 
 def test_sparse_path_is_chosen_by_depth():
     # micro2M covers about 6.3 circles a pixel: per-pixel lists; everything else walks tiles
-    from renderer.cuda_fast import FastCudaRenderer
+    from circle_render.cuda.fast import FastCudaRenderer
     r = FastCudaRenderer()
     for name, sparse in [("micro2M", True), ("rand1M", False), ("snowsingle", False),
                          ("rand10k", False), ("fireworks", False)]:

@@ -26,7 +26,7 @@ def plugin(tmp_path, body, name="mine.py"):
 
 WRAPPED = """
     import numpy as np
-    from renderer.reference import CpuRenderer
+    from circle_render.cpu.reference import CpuRenderer
 
     class Good(CpuRenderer):
         name = "good"
@@ -65,7 +65,7 @@ def test_cpu_check_prints_the_course_table_and_caches_references(tmp_path):
     assert set(rows) == {"rgb", "pattern", ""}
     scores = [int(rows[s][2]) for s in ("rgb", "pattern")]            # cpu against itself, live:
     assert all(2 <= v <= 12 for v in scores) and rows[""][1] == f"{sum(scores)}/24"   # timing noise
-    from renderer.gpu import gpu_available
+    from circle_render.gpu import gpu_available
     assert ("Tf: the course's reference times for the" if gpu_available() else
             "Tf: measured live with the built-in cpu renderer (no GPU") in p.stdout
     assert "check: [1/2] rgb: reference image" in p.stderr and "run 1/1" in p.stderr
@@ -153,7 +153,7 @@ def test_bad_check_options(tmp_path, args, message):
 
 
 def test_scan_check_needs_a_gpu(tmp_path):
-    from renderer.gpu import gpu_available
+    from circle_render.gpu import gpu_available
     if gpu_available():
         pytest.skip("a GPU is present")
     p = check(tmp_path, "scan")

@@ -1,6 +1,6 @@
 import numpy as np
 
-from renderer.check import compare
+from circle_render.check import compare
 
 
 def _pair():

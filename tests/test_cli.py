@@ -7,16 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golden.make import golden_path
-from renderer.image_io import read_image
-from scenes import SCENE_NAMES
+from circle_render.golden.make import golden_path
+from circle_render.io.images import read_image
+from circle_render.scenes import SCENE_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def render(*args, cwd=None, env=None):
     e = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "renderer", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "circle_render", *args], capture_output=True,
                           text=True, cwd=cwd, env=e, timeout=300)
 
 
@@ -58,7 +58,7 @@ def test_list_names_every_scene():
 
 
 def test_auto_without_gpu_says_so(tmp_path):
-    from renderer.gpu import gpu_available
+    from circle_render.gpu import gpu_available
     if gpu_available():
         pytest.skip("a GPU is present")
     p = render("rgb", "-s", "16", "-o", str(tmp_path / "a.png"))
@@ -104,7 +104,7 @@ def test_unwritable_folder_exit_2(tmp_path):
 def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     from PIL import Image
 
-    from renderer import image_io
+    from circle_render.io import images as image_io
 
     def broken_save(self, fp, *a, **k):
         Path(fp).write_bytes(b"half a png")
@@ -116,7 +116,7 @@ def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
 
 
 def test_cuda_without_gpu_is_a_clear_error():
-    from renderer.gpu import gpu_available
+    from circle_render.gpu import gpu_available
     if gpu_available():
         pytest.skip("a GPU is present")
     p = render("rgb", "-r", "cuda", "-s", "16")

@@ -1,9 +1,9 @@
 """The fast renderer's choice of constants per scene (no GPU needed: it is host arithmetic)."""
 import pytest
 
-from renderer import constants as c
-from renderer.cuda_fast import FastCudaRenderer
-from scenes import make_scene
+from circle_render import constants as c
+from circle_render.cuda.fast import FastCudaRenderer
+from circle_render.scenes import make_scene
 
 
 def tuning(name, **kw):

@@ -10,7 +10,7 @@ AFFINE = 'extern "C" __global__ void affine(float* p, float a, float b) { p[0] =
 def test_graph_replays_its_launches_in_order():
     import cupy as cp
 
-    from renderer.cuda_module import Graph, Launch, device_synchronize
+    from circle_render.cuda.module import Graph, Launch, device_synchronize
     f = cp.RawModule(code=AFFINE).get_function("affine")
     p = cp.ones(1, dtype=np.float32)
     double_plus_one = Launch(f, (1,), (1,), (p, np.float32(2), np.float32(1)))
@@ -27,8 +27,8 @@ def test_graph_replays_its_launches_in_order():
 
 def test_render_graph_equals_its_stages_one_by_one():
     # render() replays bin and draw as one graph; bin() and draw() are a graph each
-    from renderer.cuda_fast import FastCudaRenderer
-    from scenes import make_scene
+    from circle_render.cuda.fast import FastCudaRenderer
+    from circle_render.scenes import make_scene
     s = make_scene("snow")                    # binned, and moving: stale lists would show
     one, staged = FastCudaRenderer(), FastCudaRenderer()
     for r in (one, staged):

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from renderer.animation import advance
-from renderer.check import compare
-from renderer.reference import reference_image
-from renderer.shading import clear_image
-from scenes import SCENE_NAMES, make_scene
+from circle_render.cpu.animation import advance
+from circle_render.check import compare
+from circle_render.cpu.reference import reference_image
+from circle_render.cpu.shading import clear_image
+from circle_render.scenes import SCENE_NAMES, make_scene
 
 pytestmark = pytest.mark.gpu
 
@@ -15,7 +15,7 @@ HEAVY = {"rand100k", "rand1M", "micro2M", "biglittle", "littlebig", "snowsingle"
 
 
 def _gpu(name, scene, size):
-    from renderer import registry
+    from circle_render import registry
     r = registry.create(name)
     r.load(scene, size, size)
     return r
@@ -33,7 +33,7 @@ def test_clear_equals_numpy(renderer, scene, size):
 
 @pytest.mark.parametrize("scene", ["hypnosis", "bouncingballs", "fireworks", "snow"])
 def test_animation_matches_cpu_over_100_steps(scene):
-    from renderer.cuda_tiled import CudaSceneState
+    from circle_render.cuda.tiled import CudaSceneState
     cpu = make_scene(scene)
     gpu = CudaSceneState(make_scene(scene))
     for _ in range(100):
@@ -75,7 +75,7 @@ def test_render_matches_reference(renderer, scene, size, seed):
 # ---- the fast renderer's stages ----
 
 def _fast(scene, size, **options):
-    from renderer.cuda_fast import FastCudaRenderer
+    from circle_render.cuda.fast import FastCudaRenderer
     r = FastCudaRenderer(**options)
     r.load(scene, size, size)
     return r
@@ -84,7 +84,7 @@ def _fast(scene, size, **options):
 @pytest.mark.parametrize("scene", ["rand100k", "snow", "micro2M", "rand10k"])
 @pytest.mark.parametrize("size", [64, 517, 1024])
 def test_binning_equals_numpy(scene, size):
-    from renderer import binning
+    from circle_render.cuda import binning
     s = make_scene(scene)
     r = _fast(s, size, binned=True, sparse=False)
     r.advance()
@@ -107,7 +107,7 @@ def test_binning_equals_numpy(scene, size):
 @pytest.mark.parametrize("scene,size", [("micro2M", 1024), ("micro2M", 517), ("rand100k", 64),
                                         ("fireworks", 256)])
 def test_sparse_binning_equals_numpy(scene, size):
-    from renderer import binning
+    from circle_render.cuda import binning
     s = make_scene(scene)
     r = _fast(s, size, sparse=True)
     r.advance()
@@ -123,7 +123,7 @@ def test_sparse_binning_equals_numpy(scene, size):
 
 
 def test_fast_renderer_refuses_images_beyond_packed_tiles():
-    from renderer.registry import RendererUnavailable
+    from circle_render.registry import RendererUnavailable
     with pytest.raises(RendererUnavailable, match="cuda-tiled"):
         _fast(make_scene("rgb"), 8224)
 

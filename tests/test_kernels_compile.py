@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from renderer.cuda_module import KERNEL_DIR, compile_options, kernel_files, kernel_source
+from circle_render.cuda.module import KERNEL_DIR, compile_options, kernel_files, kernel_source
 
 
 def test_headers_are_inlined_into_the_source():
@@ -15,7 +15,7 @@ def test_headers_are_inlined_into_the_source():
 
 
 def test_constants_come_from_python():
-    from renderer.constants import TILE_SIZE
+    from circle_render.constants import TILE_SIZE
     assert f"-DTILE_SIZE={TILE_SIZE}" in compile_options()
 
 
@@ -32,8 +32,8 @@ def test_kernel_compiles_with_nvcc(name, tmp_path):
 
 def _fast_variants():
     """The distinct constants the fast renderer compiles render_fast.cu with, over every scene."""
-    from renderer.cuda_fast import HOST_ONLY, FastCudaRenderer
-    from scenes import SCENE_NAMES, make_scene
+    from circle_render.cuda.fast import HOST_ONLY, FastCudaRenderer
+    from circle_render.scenes import SCENE_NAMES, make_scene
     seen = {}
     for name in SCENE_NAMES:
         t = FastCudaRenderer()._tuning_for(make_scene(name), 1024, 1024)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from renderer.constants import SCAN_ITEMS, SCAN_THREADS
-from renderer.primitives import exclusive_scan_reference, find_repeats_reference, saxpy_reference
+from circle_render.constants import SCAN_ITEMS, SCAN_THREADS
+from circle_render.cuda.primitives import exclusive_scan_reference, find_repeats_reference, saxpy_reference
 from test_cli import render
 
 TILE = SCAN_THREADS * SCAN_ITEMS
@@ -34,7 +34,7 @@ def test_references_match_a_plain_loop():
 def test_exclusive_scan_every_length(kind):
     import cupy as cp
 
-    from renderer.primitives import exclusive_scan
+    from circle_render.cuda.primitives import exclusive_scan
     for n in LENGTHS:
         x = inputs(n, kind)
         got = cp.asnumpy(exclusive_scan(cp.asarray(x)))
@@ -46,7 +46,7 @@ def test_exclusive_scan_every_length(kind):
 def test_find_repeats_every_length(kind):
     import cupy as cp
 
-    from renderer.primitives import find_repeats
+    from circle_render.cuda.primitives import find_repeats
     for n in LENGTHS:
         x = inputs(n, kind)
         idx, count = find_repeats(cp.asarray(x))
@@ -59,7 +59,7 @@ def test_find_repeats_every_length(kind):
 def test_40M_elements_and_int32_wrap(kind):
     import cupy as cp
 
-    from renderer.primitives import exclusive_scan, find_repeats
+    from circle_render.cuda.primitives import exclusive_scan, find_repeats
     n = 40_000_000
     x = inputs(n, kind)
     assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_reference(x))
@@ -73,7 +73,7 @@ def test_40M_elements_and_int32_wrap(kind):
 def test_unaligned_views_and_wrong_types():
     import cupy as cp
 
-    from renderer.primitives import exclusive_scan, find_repeats, saxpy
+    from circle_render.cuda.primitives import exclusive_scan, find_repeats, saxpy
     x = inputs(10_001, "random")
     dx = cp.asarray(x)
     assert np.array_equal(cp.asnumpy(exclusive_scan(dx[1:])), exclusive_scan_reference(x[1:]))
@@ -90,7 +90,7 @@ def test_unaligned_views_and_wrong_types():
 def test_saxpy_is_exact_float32(n):
     import cupy as cp
 
-    from renderer.primitives import saxpy
+    from circle_render.cuda.primitives import saxpy
     rng = np.random.default_rng(n)
     x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     got = cp.asnumpy(saxpy(1.7, cp.asarray(x), cp.asarray(y)))
@@ -110,7 +110,7 @@ def test_scan_cli_and_check_table():
 
 @pytest.mark.parametrize("args", [["saxpy", "-n", "10"], ["scan", "-n", "10"]])
 def test_without_gpu_is_one_line_exit_2(args):
-    from renderer.gpu import gpu_available
+    from circle_render.gpu import gpu_available
     if gpu_available():
         pytest.skip("a GPU is present")
     p = render(*args)
@@ -121,8 +121,8 @@ def test_without_gpu_is_one_line_exit_2(args):
 def test_back_to_back_calls_reuse_state_and_epoch_wraps():
     import cupy as cp
 
-    from renderer import primitives
-    from renderer.primitives import exclusive_scan, find_repeats
+    from circle_render.cuda import primitives
+    from circle_render.cuda.primitives import exclusive_scan, find_repeats
     xs = [inputs(n, "random", seed=k) for k, n in enumerate([3 * TILE + 5, TILE, 10 * TILE + 1, 7, 2 * TILE])]
     for round_ in range(3):
         if round_ == 2:                                   # force the epoch to wrap

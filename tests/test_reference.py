@@ -1,12 +1,12 @@
 import numpy as np
 import pytest
 
-from golden.make import GOLDEN_SIZE, golden_path
-from renderer import reference as R
-from renderer.image_io import read_image
-from renderer.reference import CpuRenderer, reference_image
-from renderer.shading import FLAT_ALPHA, clear_image, snow_alpha_color, to_bytes
-from scenes import SCENE_NAMES, make_scene
+from circle_render.golden.make import GOLDEN_SIZE, golden_path
+from circle_render.cpu import reference as R
+from circle_render.io.images import read_image
+from circle_render.cpu.reference import CpuRenderer, reference_image
+from circle_render.cpu.shading import FLAT_ALPHA, clear_image, snow_alpha_color, to_bytes
+from circle_render.scenes import SCENE_NAMES, make_scene
 
 f32 = np.float32
 
@@ -76,7 +76,7 @@ def test_to_bytes_truncates_and_flips():
 
 def test_plan_merges_short_runs_where_sizes_straddle_the_threshold():
     # rand1M at 517: box areas straddle SMALL_BOX_AREA, so raw runs are a few circles long
-    from renderer.reference import MIN_RUN, PAIR_MAX_AREA, SMALL_BOX_AREA, _plan
+    from circle_render.cpu.reference import MIN_RUN, PAIR_MAX_AREA, SMALL_BOX_AREA, _plan
     s = make_scene("rand1M")
     _, area, small, runs = _plan(s, 517, 517)
     raw = np.count_nonzero(np.diff((area <= SMALL_BOX_AREA).astype(np.int8))) + 1

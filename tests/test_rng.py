@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from scenes.rng import RAND_MAX, GlibcRand
+from circle_render.scenes.rng import RAND_MAX, GlibcRand
 
 
 def scalar_glibc(seed, count):

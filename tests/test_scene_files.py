@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from renderer.animation import advance
-from renderer.reference import reference_image
-from scenes import make_scene
-from scenes.files import MAX_ABS, SceneFileError, load_scene, save_scene, scene_text
-from scenes.scene import FLAT, SNOW
+from circle_render.cpu.animation import advance
+from circle_render.cpu.reference import reference_image
+from circle_render.scenes import make_scene
+from circle_render.io.scene_files import MAX_ABS, SceneFileError, load_scene, save_scene, scene_text
+from circle_render.scenes.scene import FLAT, SNOW
 from test_cli import render
 
 GOOD_PAR = "2\n0.5 0.5 0.1 0 0 0 0.2\n0.25 0.75 0.9 0 0 0 0.05\n"

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from scenes import SCENE_NAMES, make_scene
-from scenes.rng import GlibcRand
+from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.scenes.rng import GlibcRand
 
 SIZES = {"rgb": 3, "rgby": 4, "rand10k": 10_000, "rand100k": 100_000, "rand1M": 1_000_000,
          "micro2M": 2_000_000, "pattern": 256 + 961, "biglittle": 10_000, "littlebig": 10_000,

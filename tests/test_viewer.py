@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golden.make import golden_path
-from renderer.display import to_rgba8
-from renderer.image_io import read_image
-from renderer.shading import to_bytes
-from renderer.viewer import ViewerState, viewer_scenes
-from scenes import make_scene
+from circle_render.golden.make import golden_path
+from circle_render.display.rgba8 import to_rgba8
+from circle_render.io.images import read_image
+from circle_render.cpu.shading import to_bytes
+from circle_render.display.viewer import ViewerState, viewer_scenes
+from circle_render.scenes import make_scene
 from test_cli import render
 
 
@@ -89,7 +89,7 @@ def test_first_displayed_frame_equals_png(xvfb, tmp_path):
 def test_key_events_drive_the_window(xvfb, tmp_path, monkeypatch):
     from pyglet.window import key
 
-    from renderer.viewer import run_viewer
+    from circle_render.display.viewer import run_viewer
     monkeypatch.chdir(tmp_path)
     seen = []
     script = {1: key.P, 3: key.EQUAL, 4: key.RIGHT, 6: key.S, 7: key.F, 8: key.Q}
@@ -113,7 +113,7 @@ def test_key_events_drive_the_window(xvfb, tmp_path, monkeypatch):
 
 def test_no_display_is_one_line_exit_2(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    p = subprocess.run([os.sys.executable, "-m", "renderer", "rgb", "-r", "cpu", "-i"], capture_output=True,
+    p = subprocess.run([os.sys.executable, "-m", "circle_render", "rgb", "-r", "cpu", "-i"], capture_output=True,
                        text=True, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     assert p.returncode == 2 and "needs a display" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
@@ -127,10 +127,10 @@ def test_frames_without_i_is_an_error():
 def test_device_conversion_equals_numpy():
     import cupy as cp
 
-    from renderer.display import frame_rgba8, to_rgba8_device
+    from circle_render.display.rgba8 import frame_rgba8, to_rgba8_device
     img = np.random.default_rng(2).uniform(-0.5, 1.5, (33, 17, 4)).astype(np.float32)
     assert np.array_equal(to_rgba8_device(cp.asarray(img)).get(), to_rgba8(img))
-    from renderer.registry import create
+    from circle_render.registry import create
     r = create("cuda")
     r.load(make_scene("rgb"), 64, 64)
     r.clear(), r.advance(), r.render()

@@ -1,0 +1,3 @@
+from circle_render.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""The CPU reference: shading, animation and the serial-order renderer (NumPy)."""

@@ -1,0 +1,291 @@
+"""The NumPy reference renderer: the ground truth, blending circles in exact serial order.
+
+Two code paths give bit-identical results (tests check this):
+- ``_render_boxes``: one circle at a time over its pixel box, for circles big enough that NumPy
+  calls are long (the course's reference loop, vectorised within a circle);
+- ``_render_pairs``: many small circles at once. It lists every (circle, pixel) pair, ranks
+  the pairs that land on the same pixel by circle index, and blends rank 0 everywhere, then
+  rank 1, ...: each pixel still sees its circles in serial order, but one NumPy call handles
+  thousands of circles.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from circle_render.scenes.scene import SNOW, Scene
+
+from circle_render.cpu.animation import advance
+
+from circle_render.cpu.shading import (FLAT_ALPHA, blend_planes, circle_bounds, clear_rows, covered, pixel_centres,
+                      snow_alpha_color)
+
+f32 = np.float32
+SMALL_BOX_AREA = 150        # circles with a pixel box this small take the pairs path
+MIN_RUN = 64                # shorter runs of one kind are merged into their neighbours
+PAIR_MAX_AREA = 4096        # ... but no box bigger than this goes down the pairs path
+PAIR_BUDGET = 4_000_000     # (circle, pixel) pairs handled per NumPy batch
+
+
+class Progress:
+    """A progress line on stderr that appears only once a render has run for a second."""
+
+    def __init__(self, label: str, total: int, enabled: bool = True, stream=None):
+        self.label, self.total, self.enabled = label, max(total, 1), enabled
+        self.stream = stream or sys.stderr
+        self.start = self.last = time.perf_counter()
+        self.shown = False
+
+    def update(self, done: int) -> None:
+        now = time.perf_counter()
+        if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
+            return
+        self.last, self.shown = now, True
+        filled = int(30 * done / self.total)
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] "
+                          f"{100 * done // self.total:3d}% ({done}/{self.total} circles)")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write(f"\r{self.label} done in {time.perf_counter() - self.start:.1f} s"
+                              + " " * 40 + "\n")
+            self.stream.flush()
+
+
+def _shade(planes, d2, where, scene: Scene, i) -> None:
+    """Blend circle(s) i into the channel planes where ``where`` holds (i: int or index array)."""
+    if scene.shading == SNOW:
+        alpha, colors = snow_alpha_color(d2, scene.radius[i], scene.position[i, 2])
+    else:
+        alpha, colors = FLAT_ALPHA, scene.color[i].T
+    blend_planes(planes, alpha, colors, where)
+
+
+def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None):
+    """Blend circles ``ids`` one by one over their pixel boxes (bounds relative to ``planes``).
+
+    Each box is blended whole into a temporary and copied back where covered: plain
+    NumPy loops are several times faster than masked (``where=``) ones.
+    """
+    x0, x1, y0, y1 = (b[ids].tolist() for b in bounds)
+    pos, rad = scene.position, scene.radius
+    flat = scene.shading != SNOW
+    # flat shading as one multiply-add over the 4 planes: rgb*(1-a) + a*colour, alpha + a
+    keep = np.array([f32(1) - FLAT_ALPHA] * 3 + [f32(1)], dtype=np.float32)[:, None, None]
+    add = np.empty((scene.n, 4, 1, 1), dtype=np.float32)
+    add[:, :3, 0, 0] = FLAT_ALPHA * scene.color
+    add[:, 3] = FLAT_ALPHA
+    for k, i in enumerate(ids.tolist()):
+        if x0[k] >= x1[k] or y0[k] >= y1[k]:
+            continue
+        dx = pos[i, 0] - cx[x0[k]:x1[k]]
+        dy = pos[i, 1] - cy[y0[k]:y1[k]]
+        d2 = (dy * dy)[:, None] + (dx * dx)[None, :]
+        box = planes[:, y0[k]:y1[k], x0[k]:x1[k]]
+        if flat:
+            new = box * keep
+            new += add[i]
+        else:
+            new = box.copy()
+            _shade(new, d2, None, scene, i)
+        np.copyto(box, new, where=covered(d2, rad[i]))
+        if k % 256 == 0:
+            if stop is not None and stop.is_set():
+                return
+            if progress is not None:
+                progress.update(done + k)
+
+
+def _pairs(ids, bounds):
+    """Every (circle, pixel) pair of the boxes of ``ids``: circle ids, pixel x, pixel y."""
+    x0, x1, y0, y1 = (b[ids].astype(np.int64) for b in bounds)
+    w = np.maximum(x1 - x0, 0)
+    count = w * np.maximum(y1 - y0, 0)
+    total = int(count.sum())
+    first = np.repeat(np.cumsum(count) - count, count)
+    local = np.arange(total, dtype=np.int64) - first
+    ww = np.repeat(w, count)
+    return np.repeat(ids, count), np.repeat(x0, count) + local % ww, np.repeat(y0, count) + local // ww
+
+
+def _render_pairs(planes, scene, ids, bounds, cx, cy):
+    """Blend circles ``ids`` (all small) in one batch, ranking pairs per pixel."""
+    width = planes.shape[2]
+    cid, px, py = _pairs(ids, bounds)
+    dx = scene.position[cid, 0] - cx[px]
+    dy = scene.position[cid, 1] - cy[py]
+    d2 = dx * dx + dy * dy
+    keep = covered(d2, scene.radius[cid])
+    cid, d2 = cid[keep], d2[keep]
+    pix = py[keep] * width + px[keep]
+    if pix.size == 0:
+        return
+    # Rank each pair among the pairs on its pixel, in circle order. Sorting packed int64 keys
+    # (pixel, pair index) is several times faster than a stable argsort and gives the same order.
+    n = pix.size
+    shift = np.int64(max(1, int(n).bit_length()))
+    low = (np.int64(1) << shift) - 1
+    by_pixel = np.sort((pix << shift) | np.arange(n, dtype=np.int64)) & low
+    sorted_pix = pix[by_pixel]
+    starts = np.r_[True, sorted_pix[1:] != sorted_pix[:-1]]
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_pixel] = np.arange(n) - group_start
+    by_rank = np.sort((rank << shift) | np.arange(n, dtype=np.int64)) & low
+    bounds_of_rank = np.searchsorted(rank[by_rank], np.arange(rank.max() + 2))
+    flat_planes = planes.reshape(4, -1)
+    for lo, hi in zip(bounds_of_rank[:-1], bounds_of_rank[1:]):
+        sel = by_rank[lo:hi]                             # at most one pair per pixel
+        p = pix[sel]
+        values = flat_planes[:, p]
+        _shade(values, d2[sel], None, scene, cid[sel])
+        flat_planes[:, p] = values
+
+
+def _render_band(planes, scene, runs, small, area, bounds, cx, cy, progress, stop=None):
+    """Render every circle into one band of rows (bounds already relative to the band);
+    return early once ``stop`` (a threading.Event) is set."""
+    for run in runs:
+        if stop is not None and stop.is_set():
+            return
+        if small[run[0]]:
+            budget = np.cumsum(area[run])
+            cuts = np.searchsorted(budget, np.arange(PAIR_BUDGET, budget[-1] + PAIR_BUDGET, PAIR_BUDGET))
+            for batch in np.split(run, np.unique(np.clip(cuts, 1, run.size))):
+                if stop is not None and stop.is_set():
+                    return
+                if batch.size:
+                    _render_pairs(planes, scene, batch, bounds, cx, cy)
+                    if progress is not None:
+                        progress.update(int(batch[-1]) + 1)
+        else:
+            _render_boxes(planes, scene, run, bounds, cx, cy, progress, int(run[0]), stop)
+
+
+def _runs(small: np.ndarray) -> list[np.ndarray]:
+    """Index runs of consecutive circles with the same ``small`` value."""
+    cuts = np.flatnonzero(np.diff(small.astype(np.int8))) + 1
+    return [r for r in np.split(np.arange(small.size), cuts) if r.size]
+
+
+def _plan(scene: Scene, width: int, height: int):
+    """Pixel boxes, box areas, which circles are small, and the runs of consecutive small or big
+    circles. Runs are rendered in order, each by its path, so serial order holds.
+
+    Each run costs a fixed overhead, so short runs are merged away: where sizes straddle
+    SMALL_BOX_AREA (rand1M at 517 pixels) the kinds would alternate every few circles. Short
+    runs of big circles (boxes up to PAIR_MAX_AREA) join the pairs path first; the short small
+    runs left between long big runs then join the box path."""
+    bounds = circle_bounds(scene.position, scene.radius, width, height)
+    area = (bounds[1] - bounds[0]).astype(np.int64) * (bounds[3] - bounds[2])
+    small = area <= SMALL_BOX_AREA
+    for run in _runs(small):
+        if not small[run[0]] and run.size < MIN_RUN and area[run].max() <= PAIR_MAX_AREA:
+            small[run] = True
+    for run in _runs(small):
+        if small[run[0]] and run.size < MIN_RUN:
+            small[run] = False
+    return bounds, area, small, _runs(small)
+
+
+def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
+                  threads: int | None = None) -> np.ndarray:
+    """Blend all circles into ``planes`` ((4, H, W) float32 channel planes, modified in place).
+
+    The image is cut into bands of rows, one per thread: a pixel's circles are still blended
+    in serial order, and NumPy lets the threads run while it computes.
+    """
+    _, height, width = planes.shape
+    (x0, x1, y0, y1), area, small, runs = _plan(scene, width, height)
+    cx, cy = pixel_centres(width), pixel_centres(height)
+    threads = max(1, min(threads or os.cpu_count() or 1, height))
+    edges = np.linspace(0, height, threads + 1).astype(int)
+    bar = Progress(f"rendering {scene.name} ({width}x{height}, cpu)", scene.n, progress)
+    jobs = []
+    for t, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+        band_bounds = (x0, x1, np.clip(y0 - lo, 0, hi - lo).astype(np.int32),
+                       np.clip(y1 - lo, 0, hi - lo).astype(np.int32))
+        jobs.append((planes[:, lo:hi], scene, runs, small, area, band_bounds, cx, cy[lo:hi],
+                     bar if t == 0 else None))
+    if len(jobs) == 1:
+        _render_band(*jobs[0])
+    else:
+        stop, pool = threading.Event(), ThreadPoolExecutor(len(jobs))
+        try:
+            for f in [pool.submit(_render_band, *job, stop) for job in jobs]:
+                f.result()
+        except BaseException:      # Ctrl-C: let the other bands stop at their next check
+            stop.set()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+    bar.close()
+    return planes
+
+
+def render(scene: Scene, img: np.ndarray, progress: bool = False) -> np.ndarray:
+    """Blend all circles into ``img`` ((H, W, 4) float32), in place; returns it."""
+    planes = np.ascontiguousarray(np.moveaxis(img, 2, 0))
+    render_planes(scene, planes, progress)
+    img[...] = np.moveaxis(planes, 0, 2)
+    return img
+
+
+class CpuRenderer:
+    """The reference renderer behind the common renderer interface (renderer/base.py)."""
+
+    name = "cpu"
+
+    def __init__(self, progress: bool = False, threads: int | None = None):
+        self.progress, self.threads = progress, threads
+        self.scene = self.planes = None
+
+    def load(self, scene: Scene, width: int, height: int) -> None:
+        self.scene, self.width, self.height = scene.copy(), width, height
+        self.planes = np.empty((4, height, width), dtype=np.float32)
+        self._clear = np.ascontiguousarray(clear_rows(height, scene.shading).T)  # (4, H)
+
+    def clear(self) -> None:
+        self.planes[...] = self._clear[:, :, None]
+
+    def advance(self) -> None:
+        advance(self.scene)
+
+    def render(self) -> None:
+        render_planes(self.scene, self.planes, self.progress, self.threads)
+
+    def synchronize(self) -> None:
+        pass
+
+    def get_image(self) -> np.ndarray:
+        """(H, W, 4) float32, row 0 at the bottom."""
+        return np.ascontiguousarray(np.moveaxis(self.planes, 0, 2))
+
+
+def reference_image(scene: Scene, width: int, height: int, rows: tuple[int, int] | None = None,
+                    steps: int = 1) -> np.ndarray:
+    """The reference picture after ``steps`` animation steps, as (H, W, 4) float32; with
+    ``rows=(lo, hi)`` only those rows are rendered (the returned array is hi-lo rows tall)."""
+    scene = scene.copy()
+    for _ in range(steps):
+        advance(scene)
+    lo, hi = rows or (0, height)
+    planes = np.empty((4, hi - lo, width), dtype=np.float32)
+    planes[...] = clear_rows(height, scene.shading).T[:, lo:hi, None]
+    _render_rows(scene, planes, width, height, lo)
+    return np.ascontiguousarray(np.moveaxis(planes, 0, 2))
+
+
+def _render_rows(scene: Scene, planes: np.ndarray, width: int, height: int, lo: int) -> None:
+    """Blend every circle into rows [lo, lo + planes.shape[1]) of a width x height image."""
+    (x0, x1, y0, y1), area, small, runs = _plan(scene, width, height)
+    cx, cy = pixel_centres(width), pixel_centres(height)
+    band = planes.shape[1]
+    bounds = (x0, x1, np.clip(y0 - lo, 0, band).astype(np.int32), np.clip(y1 - lo, 0, band).astype(np.int32))
+    _render_band(planes, scene, runs, small, area, bounds, cx, cy[lo:lo + band], None)

@@ -1,0 +1,86 @@
+"""The course's clear colours, coverage test and blending, in float32 (NumPy).
+
+Shared by every CPU code path so that they cannot drift apart; kernels/shade.cuh is the CUDA
+twin. Each function documents the exact float32 operation order it reproduces.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from circle_render.scenes.scene import SNOW
+
+f32 = np.float32
+FLAT_ALPHA = f32(0.5)
+SNOW_RAMP = np.array([(1, 1, 1), (1, 1, 1), (0.8, 0.9, 1), (0.8, 0.9, 1), (0.8, 0.8, 1)], dtype=np.float32)
+SNOW_MAX_ALPHA, SNOW_FALLOFF = f32(0.5), f32(4)
+
+
+def clear_rows(height: int, shading: str) -> np.ndarray:
+    """The clear colour of each row, (height, 4) float32; row 0 is the bottom of the picture."""
+    rows = np.ones((height, 4), dtype=np.float32)
+    if shading == SNOW:
+        j = np.arange(height, dtype=np.int64)
+        # 0.4 + (0.45 * (H - j)) / H, left to right, in float32
+        shade = f32(0.4) + (f32(0.45) * (height - j).astype(np.float32)) / f32(height)
+        rows[:, :3] = shade.astype(np.float32)[:, None]
+    return rows
+
+
+def clear_image(width: int, height: int, shading: str) -> np.ndarray:
+    """The cleared (height, width, 4) float32 image."""
+    return np.repeat(clear_rows(height, shading)[:, None, :], width, axis=1)
+
+
+def pixel_centres(size: int) -> np.ndarray:
+    """Normalised pixel centres: (1/size) * (i + 0.5), as the course computes them."""
+    return f32(1) / f32(size) * (np.arange(size, dtype=np.float32) + f32(0.5))
+
+
+def circle_bounds(position: np.ndarray, radius: np.ndarray, width: int, height: int):
+    """Each circle's pixel box [x0, x1) x [y0, y1), clamped to the image (int32 arrays)."""
+    def axis(p, size):
+        lo = ((p - radius) * f32(size)).astype(np.int64)      # truncation toward zero
+        hi = ((p + radius) * f32(size)).astype(np.int64) + 1
+        return np.clip(lo, 0, size).astype(np.int32), np.clip(hi, 0, size).astype(np.int32)
+    x0, x1 = axis(position[:, 0], width)
+    y0, y1 = axis(position[:, 1], height)
+    return x0, x1, y0, y1
+
+
+def covered(d2: np.ndarray, radius: np.float32) -> np.ndarray:
+    """A pixel is covered when dx*dx + dy*dy <= r*r (float32)."""
+    return d2 <= radius * radius
+
+
+def snow_alpha_color(d2: np.ndarray, radius, depth):
+    """Snow shading at squared distances d2: (alpha, [r, g, b]), float32 arrays like d2."""
+    d = np.sqrt(d2) / radius
+    scaled = d * f32(len(SNOW_RAMP) - 1)
+    base = np.minimum(scaled.astype(np.int32), len(SNOW_RAMP) - 1)
+    weight = scaled - base.astype(np.float32)
+    nxt = np.minimum(base + 1, len(SNOW_RAMP) - 1)
+    color = [(f32(1) - weight) * SNOW_RAMP[base, c] + weight * SNOW_RAMP[nxt, c] for c in range(3)]
+    max_alpha = f32(0.6) + f32(0.4) * (f32(1) - depth)
+    max_alpha = SNOW_MAX_ALPHA * np.clip(max_alpha, f32(0), f32(1))
+    falloff = (f32(-1) * SNOW_FALLOFF * d) * d
+    # exp in double, rounded once to float32: the correctly rounded expf on every platform
+    alpha = max_alpha * np.exp(falloff.astype(np.float64)).astype(np.float32)
+    return alpha.astype(np.float32), color
+
+
+def blend_planes(planes, alpha, colors, where=None) -> None:
+    """In place, channel by channel: c <- alpha*colour_c + (1-alpha)*c, then a <- a + alpha.
+
+    ``planes`` are the four channel arrays (or views); ``colors`` the three colour values or
+    arrays; ``where`` limits the update to covered pixels.
+    """
+    one_minus = f32(1) - alpha
+    for plane, color in zip(planes[:3], colors):
+        np.add(alpha * color, one_minus * plane, out=plane, where=True if where is None else where)
+    np.add(planes[3], alpha, out=planes[3], where=True if where is None else where)
+
+
+def to_bytes(img: np.ndarray) -> np.ndarray:
+    """(H, W, 4) float image, bottom row first -> (H, W, 3) uint8, top row first, int(255*clamp)."""
+    rgb = np.clip(img[::-1, :, :3], f32(0), f32(1))
+    return (rgb * f32(255)).astype(np.uint8)

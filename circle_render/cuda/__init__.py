@@ -1,0 +1,1 @@
+"""The CUDA renderers on CuPy, their kernel loader and the GPU primitives."""

@@ -1,0 +1,1 @@
+"""Showing frames: 8-bit conversion and the interactive viewer."""

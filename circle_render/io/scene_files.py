@@ -1,0 +1,242 @@
+"""Scene files: the course's ``.par`` format and the project's ``.circles`` format, in and out.
+
+``.par`` (the course's, used for its snowsingle scene): line 1 is the circle count, then one
+line per circle ``x y z vx vy vz radius``. It carries no colours: it renders with the snow
+shading and the snow clear colour, as the course does.
+
+``.circles`` (this project's): three header lines, then one line per circle
+``x y z radius r g b``::
+
+    circle-render scene 1
+    shading flat            # flat (colour, alpha 0.5) or snow (the course's snow shading)
+    count 3
+    0.4 0.5 0.75 0.3 1 0 0
+    ...
+
+In both, fields are separated by blanks, ``#`` starts a comment, blank lines are skipped (in
+``.par`` only after line 1). Every value must be finite with magnitude at most ``MAX_ABS``,
+and every radius above 0. A scene loaded from a file is one still frame (no animation).
+
+Loading is fast (NumPy's C parser) and strict: anything wrong raises ``SceneFileError`` with
+the message ``FILE:LINE: what is wrong``; the slow line-by-line pass that finds that line
+runs only when the fast pass has found a problem.
+"""
+from __future__ import annotations
+
+import io
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from circle_render.scenes.scene import FLAT, SNOW, Scene
+
+PAR, CIRCLES = ".par", ".circles"
+SUFFIXES = (PAR, CIRCLES)
+MAGIC = "circle-render scene 1"
+SHADINGS = (FLAT, SNOW)
+MAX_ABS = 1e4          # keeps every pixel box inside int32 at the largest image size
+PAR_FIELDS = ("x", "y", "z", "vx", "vy", "vz", "radius")
+CIRCLES_FIELDS = ("x", "y", "z", "radius", "r", "g", "b")
+
+
+class SceneFileError(Exception):
+    """A scene file that cannot be loaded; ``str(e)`` is ``FILE:LINE: what is wrong`` (``FILE: ...``
+    when no line is to blame, e.g. a missing file)."""
+
+    def __init__(self, path, line: int, message: str):
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+        self.path, self.line, self.message = str(path), line, message
+
+
+def is_scene_file_name(text: str) -> bool:
+    """Does a command-line word name a file rather than a course scene?"""
+    return Path(text).suffix.lower() in SUFFIXES or "/" in text or Path(text).is_file()
+
+
+# ---------------------------------------------------------------- reading
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise SceneFileError(path, 0, "is a folder, not a scene file") from None
+    except FileNotFoundError:
+        raise SceneFileError(path, 0, "no such file") from None
+    except OSError as e:
+        raise SceneFileError(path, 0, f"cannot read it ({e.strerror or e})") from None
+    bad = data.find(b"\0")
+    try:
+        text = data.decode("ascii") if bad < 0 else None
+    except UnicodeDecodeError as e:
+        bad = e.start
+        text = None
+    if text is None:
+        line = data.count(b"\n", 0, bad) + 1
+        raise SceneFileError(path, line, f"not a text scene file (byte 0x{data[bad]:02x} at offset {bad}; "
+                                         "scene files are plain ASCII)")
+    if not text.strip():
+        raise SceneFileError(path, 1, "empty file")
+    return text
+
+
+def _content(line: str) -> str:
+    return line.split("#", 1)[0].strip()
+
+
+def _first_content(text: str) -> str:
+    """The first line of ``text`` that is not blank or a comment, without its comment."""
+    pos = 0
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        body = _content(text[pos:end])
+        if body:
+            return body
+        pos = end + 1
+    return ""
+
+
+def _count(path, lineno: int, text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise SceneFileError(path, lineno, f"expected the circle count (a whole number), got {text!r}") from None
+    if n < 1:
+        raise SceneFileError(path, lineno, f"the circle count must be at least 1, got {n}")
+    return n
+
+
+def _check_row(path, lineno: int, fields: list[str], names) -> list[float]:
+    """One circle line, checked: the right number of finite numbers in range, radius > 0."""
+    if len(fields) != len(names):
+        raise SceneFileError(path, lineno, f"expected {len(names)} fields ({' '.join(names)}), "
+                                           f"got {len(fields)}")
+    values = []
+    for name, text in zip(names, fields):
+        try:
+            v = float(text)
+        except ValueError:
+            raise SceneFileError(path, lineno, f"{name} is not a number: {text!r}") from None
+        if not math.isfinite(v):
+            raise SceneFileError(path, lineno, f"{name} must be finite, got {text!r}")
+        if abs(v) > MAX_ABS:
+            raise SceneFileError(path, lineno, f"{name} = {text} is out of range (|value| <= {MAX_ABS:g})")
+        if name == "radius" and not np.float32(v) > 0:
+            raise SceneFileError(path, lineno, f"radius must be above 0, got {text}")
+        values.append(v)
+    return values
+
+
+def _slow_rows(path, text: str, first: int, count: int, names) -> np.ndarray:
+    """Line by line from line ``first`` (1-based): the first problem raises with its line."""
+    lines = text.split("\n")
+    rows = []
+    for lineno in range(first, len(lines) + 1):
+        body = _content(lines[lineno - 1])
+        if not body:
+            continue
+        if len(rows) == count:
+            raise SceneFileError(path, lineno, f"more circle lines than the count ({count}) says")
+        rows.append(_check_row(path, lineno, body.split(), names))
+    if len(rows) < count:
+        end = len(lines) - (lines[-1] == "") + 1      # the line after the last one
+        raise SceneFileError(path, end, f"truncated: the count says {count} circles, "
+                                        f"the file has {len(rows)}")
+    return np.array(rows, dtype=np.float32).reshape(count, len(names))
+
+
+def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
+    """The circle lines (from line ``first``) as a (count, fields) float32 array, or
+    SceneFileError naming the first bad line."""
+    radius = names.index("radius")
+    try:
+        with warnings.catch_warnings():     # "input contained no data": reported below, as FILE:LINE
+            warnings.simplefilter("ignore")
+            table = np.loadtxt(io.StringIO(text), dtype=np.float32, comments="#", skiprows=first - 1,
+                               ndmin=2)
+        ok = (table.shape == (count, len(names)) and np.isfinite(table).all()
+              and (np.abs(table) <= MAX_ABS).all() and (table[:, radius] > 0).all())
+    except ValueError:
+        ok = False
+    if ok:
+        return table
+    return _slow_rows(path, text, first, count, names)
+
+
+def _header(path, text: str):
+    """The ``.circles`` header: (shading, count, first circle line), checked."""
+    wanted, found, lineno = ["magic", "shading", "count"], {}, 0
+    for lineno, line in enumerate(io.StringIO(text), 1):
+        body = _content(line)
+        if not body:
+            continue
+        key = wanted.pop(0)
+        if key == "magic":
+            if " ".join(body.split()) != MAGIC:
+                raise SceneFileError(path, lineno, f"expected {MAGIC!r}, got {body[:40]!r}")
+        else:
+            parts = body.split()
+            if len(parts) != 2 or parts[0] != key:
+                raise SceneFileError(path, lineno, f"expected '{key} VALUE', got {body[:40]!r}")
+            if key == "shading" and parts[1] not in SHADINGS:
+                raise SceneFileError(path, lineno, f"unknown shading {parts[1]!r}; "
+                                                   f"accepted: {', '.join(SHADINGS)}")
+            found[key] = parts[1] if key == "shading" else _count(path, lineno, parts[1])
+        if not wanted:
+            return found["shading"], found["count"], lineno + 1
+    raise SceneFileError(path, lineno + 1, f"truncated: the header has no {wanted[0]} line")
+
+
+def load_scene(path: str | Path) -> Scene:
+    """Load a ``.par`` or ``.circles`` file (told apart by its first line) as a still Scene."""
+    path = Path(path)
+    text = _read_text(path)
+    first_line = text.split("\n", 1)[0]
+    name = path.stem or "scene"
+    if _first_content(text).startswith("circle-render"):
+        shading, count, start = _header(path, text)
+        t = _rows(path, text, start, count, CIRCLES_FIELDS)
+        return Scene(name, t[:, 0:3], t[:, 3], t[:, 4:7], shading=shading)
+    if not _content(first_line):
+        raise SceneFileError(path, 1, "a .par file starts with the circle count on line 1")
+    count = _count(path, 1, _content(first_line))
+    t = _rows(path, text, 2, count, PAR_FIELDS)
+    return Scene(name, t[:, 0:3], t[:, 6], np.ones((count, 3), dtype=np.float32),
+                 velocity=t[:, 3:6], shading=SNOW)
+
+
+# ---------------------------------------------------------------- writing
+
+def _format(table: np.ndarray) -> str:
+    """Rows of float32 values as text that reads back to the same float32 values."""
+    buf = io.StringIO()
+    np.savetxt(buf, table.astype(np.float64), fmt="%.9g")   # 9 significant digits round-trip float32
+    return buf.getvalue()
+
+
+def scene_text(scene: Scene, suffix: str) -> str:
+    """The text of ``scene`` in the format named by ``suffix`` (``.par`` or ``.circles``)."""
+    if suffix == PAR:
+        if scene.shading != SNOW:
+            raise ValueError(f"a .par file always renders with the snow shading; scene "
+                             f"{scene.name!r} uses {scene.shading!r} shading, so save it as .circles")
+        table = np.concatenate([scene.position, scene.velocity, scene.radius[:, None]], axis=1)
+        return f"{scene.n}\n" + _format(table)
+    if suffix == CIRCLES:
+        table = np.concatenate([scene.position, scene.radius[:, None], scene.color], axis=1)
+        header = (f"{MAGIC}\nshading {scene.shading}\ncount {scene.n}\n"
+                  f"# {' '.join(CIRCLES_FIELDS)}   (scene {scene.name!r}, written by circle-render)\n")
+        return header + _format(table)
+    raise ValueError(f"unknown scene file suffix {suffix or '(none)'!r}; accepted: {', '.join(SUFFIXES)}")
+
+
+def save_scene(scene: Scene, path: str | Path) -> Path:
+    """Write ``scene`` to ``path`` (format from its suffix), atomically."""
+    from circle_render.io.images import atomic_path
+    path = Path(path)
+    text = scene_text(scene, path.suffix.lower())
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+    return path

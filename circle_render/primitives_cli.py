@@ -1,0 +1,129 @@
+"""``render saxpy``, ``render scan`` and ``render check scan|find_repeats``: the assignment's
+warm-up programs, timed the course's way (see renderer/primitives.py for the kernels)."""
+from __future__ import annotations
+
+import time
+
+import click
+import numpy as np
+
+from circle_render.timing.bench import event_times
+from circle_render.gpu import gpu_name, gpu_status
+from circle_render.reftimes import ref_times_for
+from circle_render.scoring import SCAN_SIZES, scan_score, scan_table
+
+
+class NeedsGpu(click.ClickException):
+    exit_code = 2
+
+
+def require_gpu(what: str) -> None:
+    usable, reason = gpu_status()
+    if not usable:
+        raise NeedsGpu(f"{what} needs a CUDA GPU: {reason}")
+
+
+def make_input(kind: str, n: int, seed: int = 0) -> np.ndarray:
+    """The course's inputs: "random" (values 0..9) or "ones", int32."""
+    if kind == "ones":
+        return np.ones(n, dtype=np.int32)
+    return np.random.default_rng(seed).integers(0, 10, n, dtype=np.int32)
+
+
+def event_ms(step, runs: int = 3, warmup: int = 1, before=None) -> float:
+    """Min over ``runs`` of the CUDA-event time (ms) of ``step()`` (renderer.bench.event_times)."""
+    return min(event_times(step, runs, warmup, before))
+
+
+def copy_gbps(nbytes: int, runs: int = 5) -> float:
+    """Device-to-device copy bandwidth (GB/s, read + write counted) of ``nbytes``."""
+    import cupy as cp
+    src, dst = cp.empty(nbytes // 4, np.float32), cp.empty(nbytes // 4, np.float32)
+    stream = cp.cuda.get_current_stream().ptr
+    ms = event_ms(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes,
+                                                      cp.cuda.runtime.memcpyDeviceToDevice, stream),
+                  runs=runs)
+    return 2 * src.nbytes / ms / 1e6
+
+
+def cub_scan(x):
+    """CuPy's CUB inclusive sum (the same work as an exclusive scan), for comparison. It scans
+    ``x`` in place."""
+    from cupy.cuda import cub
+    return cub.cub_scan(x, cub.CUPY_CUB_CUMSUM)
+
+
+# ---------------------------------------------------------------- saxpy
+
+def saxpy_report(n: int) -> dict:
+    """The course's SAXPY timing (upload + kernel + download, allocation excluded), the kernel
+    alone, and the copy bandwidth of the same bytes; times in ms, bandwidths in GB/s."""
+    import cupy as cp
+
+    from circle_render.cuda.primitives import saxpy, saxpy_reference
+    rng = np.random.default_rng(0)
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    a = np.float32(2.0)
+    dx, dy, dout = cp.empty(n, np.float32), cp.empty(n, np.float32), cp.empty(n, np.float32)
+    host_out = np.empty(n, np.float32)
+    saxpy(a, dx, dy, dout)                            # compile and warm up
+    best = float("inf")
+    for _ in range(3):
+        cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        dx.set(x)
+        dy.set(y)
+        saxpy(a, dx, dy, dout)
+        dout.get(out=host_out)
+        best = min(best, (time.perf_counter() - t0) * 1e3)
+    kernel = event_ms(lambda: saxpy(a, dx, dy, dout), runs=5)
+    bytes_moved = 3 * 4 * n
+    correct = bool(np.array_equal(host_out, saxpy_reference(a, x, y)))
+    return {"n": n, "overall_ms": best, "overall_gbps": bytes_moved / best / 1e6,
+            "kernel_ms": kernel, "kernel_gbps": bytes_moved / kernel / 1e6,
+            "copy_gbps": copy_gbps(2 * 4 * n), "correct": correct}
+
+
+# ---------------------------------------------------------------- scan and find_repeats
+
+def run_primitive(mode: str, x_host: np.ndarray, runs: int = 3, use_cub: bool = False):
+    """(device ms, first wrong index or None) of one scan or find_repeats over ``x_host``."""
+    import cupy as cp
+
+    from circle_render.cuda.primitives import exclusive_scan, exclusive_scan_reference, find_repeats, find_repeats_reference
+    x = cp.asarray(x_host)
+    if mode == "scan":
+        # CUB scans in place: the first call is checked, the timed ones rescan its output
+        fn = (lambda: cub_scan(x)) if use_cub else (lambda: exclusive_scan(x))
+        got = cp.asnumpy(fn())
+        want = np.cumsum(x_host, dtype=np.int32) if use_cub else exclusive_scan_reference(x_host)
+    else:
+        fn = lambda: find_repeats(x)                 # noqa: E731
+        got = cp.asnumpy(fn()[0])
+        want = find_repeats_reference(x_host)
+    ms = event_ms(fn, runs=runs)
+    if got.shape != want.shape:
+        return ms, min(got.size, want.size)
+    wrong = np.flatnonzero(got != want)
+    return ms, (int(wrong[0]) if wrong.size else None)
+
+
+def check_primitive(mode: str, rules: str, runs: int = 3, seed: int = 0) -> int:
+    """``render check scan|find_repeats``: the course's table against the stored H100 times.
+    Returns the exit code (1 if any size was wrong)."""
+    require_gpu(f"render check {mode}")
+    gpu = gpu_name()
+    table = ref_times_for(gpu, mode) or ref_times_for("NVIDIA H100 80GB HBM3", mode)
+    source = gpu if ref_times_for(gpu, mode) else "NVIDIA H100 80GB HBM3 (no stored times for this GPU)"
+    rows = []
+    for n in SCAN_SIZES[rules]:
+        click.echo(f"check {mode}: {n} elements", err=True)
+        ms, wrong = run_primitive(mode, make_input("random", n, seed), runs)
+        tref = table[str(n)]
+        rows.append({"size": n, "tref": tref, "t": ms, "correct": wrong is None,
+                     "score": scan_score(wrong is None, ms, tref)})
+    title = "Scan" if mode == "scan" else "Find_repeats"
+    click.echo(scan_table(title, rows))
+    click.echo(f"Ref Time: the course's reference on the {source}, ms; random input (0..9), "
+               f"min of {runs} runs")
+    return 0 if all(r["correct"] for r in rows) else 1

@@ -1,0 +1,1 @@
+"""Timing the course's way (frames) and the benchmark record."""

@@ -1,0 +1,130 @@
+"""``render bench``: time every scene the course's way and with CUDA events, write JSON.
+
+Course way: per-frame Total (clear + advance + render, each followed by a device synchronize,
+host clock), frames 0:4, the minimum over runs of each run's per-frame mean.
+Kernel way: CUDA events around ``render()`` alone, median over repeats.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+from pathlib import Path
+
+from circle_render.scenes import SCENE_NAMES, make_scene
+
+from circle_render import registry
+from circle_render.timing.frames import course_time as frames_course_time
+from circle_render.gpu import gpu_name
+from circle_render.reftimes import ref_times_for
+
+
+def current_commit() -> str:
+    env = os.environ.get("CIRCLE_RENDER_COMMIT")
+    if env:
+        return env
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def course_time(renderer_name: str, scene: str, size: int, seed: int, frames=(0, 4), runs: int = 3):
+    """Min over runs of the per-frame mean of each phase (ms), plus every run's Total."""
+    return frames_course_time(lambda: registry.create(renderer_name), make_scene(scene, seed),
+                              size, frames, runs)
+
+
+def event_times(step, runs: int, warmup: int = 0, before=None, idle: bool = True) -> list[float]:
+    """CUDA-event times (ms) of ``runs`` calls of ``step()``, after ``warmup`` untimed ones;
+    ``before()`` runs untimed ahead of each. idle=True: the device is idle when each timing
+    starts, so the time includes the host's launch work (a call's cost); idle=False: step is
+    queued behind before()'s work, so mostly the GPU's time (a kernel's cost)."""
+    import cupy as cp
+    for _ in range(warmup):
+        step()
+    start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
+    for _ in range(runs):
+        if before is not None:
+            before()
+        if idle:
+            cp.cuda.Device().synchronize()
+        start.record()
+        step()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return times
+
+
+def _event_median(step, before, repeats: int) -> float:
+    return statistics.median(event_times(step, repeats, before=before, idle=False))
+
+
+def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: int = 20):
+    """Median of CUDA-event times (ms) of ``render()`` alone, after a warm-up; and of each
+    stage of a renderer that names its stages (``stage_names``), each after a full render."""
+    r = registry.create(renderer_name)
+    r.load(make_scene(scene, seed), size, size)
+    r.clear(); r.advance(); r.render(); r.synchronize()
+    render = _event_median(r.render, r.clear, repeats)
+    stages = {}
+    for name in getattr(r, "stage_names", ()):
+        def before():
+            r.clear()
+            for earlier in r.stage_names[:r.stage_names.index(name)]:
+                getattr(r, earlier)()
+        stages[name] = _event_median(getattr(r, name), before, repeats)
+    return render, stages
+
+
+def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=3,
+              progress=None) -> dict:
+    gpu = gpu_name()
+    ref = ref_times_for(gpu) or {}
+    record = {"gpu": gpu, "renderer": renderer_name, "commit": current_commit(),
+              "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+              "host": platform.node(), "size": size, "seed": seed, "frames": "0:4", "runs": runs,
+              "method": "course: per-frame Total = clear+advance+render with device sync, "
+                        "min over runs; kernel: CUDA events around render(), median of 20",
+              "scenes": {}}
+    for name in scenes:
+        if progress:
+            progress(name)
+        phases, totals = course_time(renderer_name, name, size, seed, runs=runs)
+        kernel, stages = kernel_time(renderer_name, name, size, seed)
+        entry = {**{f"{k}_ms": v for k, v in phases.items()}, "total_runs_ms": totals,
+                 "render_kernel_ms": kernel, **{f"stage_{k}_ms": v for k, v in stages.items()}}
+        if name in ref:
+            entry["course_ref_ms"] = ref[name]
+            entry["ratio"] = phases["total"] / ref[name]
+        record["scenes"][name] = entry
+    return record
+
+
+def format_table(record: dict) -> str:
+    lines = [f"{'scene':<14} {'total ms':>9} {'kernel ms':>10} {'course ms':>10} {'ratio':>7}"]
+    for name, e in record["scenes"].items():
+        ref = f"{e['course_ref_ms']:.4f}" if "course_ref_ms" in e else "-"
+        ratio = f"{e['ratio']:.3f}" if "ratio" in e else "-"
+        lines.append(f"{name:<14} {e['total_ms']:>9.4f} {e['render_kernel_ms']:>10.4f} {ref:>10} {ratio:>7}")
+    return "\n".join(lines)
+
+
+def print_record(record: dict, path: str | Path | None = None) -> None:
+    """A benchmark script's ending: the record as JSON on stdout, and in ``path`` if given."""
+    print(json.dumps(record, indent=2))
+    if path:
+        write_record(record, path)
+
+
+def write_record(record: dict, path: str | Path) -> Path:
+    from circle_render.io.images import atomic_path
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+    return path
