@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from circle_render import registry
-from circle_render.check import compare
+from circle_render.course import compare
 from circle_render.cpu.reference import reference_image
 from circle_render.scenes import SCENE_NAMES, make_scene
 

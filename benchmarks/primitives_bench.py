@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from circle_render.timing.bench import current_commit, print_record  # noqa: E402
 from circle_render.gpu import gpu_name  # noqa: E402
-from circle_render.primitives_cli import copy_gbps, make_input, run_primitive, saxpy_report  # noqa: E402
-from circle_render.reftimes import ref_times_for  # noqa: E402
+from circle_render.commands.primitives import copy_gbps, make_input, run_primitive, saxpy_report  # noqa: E402
+from circle_render.course import stored_times  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000, 2_000_000, 10_000_000, 20_000_000, 40_000_000)
 
@@ -26,7 +26,7 @@ def main() -> None:
     ap.add_argument("--saxpy-n", type=int, default=100_000_000)
     args = ap.parse_args()
     gpu = gpu_name()
-    course = {k: ref_times_for("NVIDIA H100 80GB HBM3", k) for k in ("scan", "find_repeats", "thrust_scan")}
+    course = {k: stored_times("NVIDIA H100 80GB HBM3", k) for k in ("scan", "find_repeats", "thrust_scan")}
     record = {"gpu": gpu, "commit": current_commit(),
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "method": "CUDA events around the call, min of 3 after a warm-up; copy = "

@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 
 from circle_render.cuda.module import load_module  # noqa: E402
 from circle_render.cuda.primitives import exclusive_scan_reference  # noqa: E402
-from circle_render.primitives_cli import copy_gbps, cub_scan, event_ms  # noqa: E402
+from circle_render.commands.primitives import copy_gbps, cub_scan, event_ms  # noqa: E402
 
 SHAPES = [(256, 16), (256, 32), (512, 16), (128, 16), (128, 32), (512, 8)]
 

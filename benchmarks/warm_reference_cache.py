@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from circle_render.checker import reference_frame  # noqa: E402
+from circle_render.check.reference_cache import reference_frame  # noqa: E402
 
 
 def one(job):

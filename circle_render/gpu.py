@@ -30,3 +30,11 @@ def gpu_name() -> str | None:
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
     name = props["name"]
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def require_gpu(what: str) -> None:
+    """UserError, saying why, unless a GPU is usable (``what`` names the command)."""
+    from circle_render.errors import UserError
+    usable, reason = gpu_status()
+    if not usable:
+        raise UserError(f"{what} needs a CUDA GPU: {reason}")

@@ -1,6 +1,7 @@
 """Built-in renderers by name, for ``-r``: cpu, and the CUDA renderers when a GPU is usable."""
 from __future__ import annotations
 
+from circle_render.errors import UserError
 from circle_render.gpu import gpu_available, gpu_status
 
 # name -> (module, class, needs a GPU, one-line description)
@@ -14,7 +15,7 @@ RENDERERS = {
 CHOICES = ("auto", *RENDERERS)
 
 
-class RendererUnavailable(Exception):
+class RendererUnavailable(UserError):
     """A renderer that cannot run on this machine; the message says why."""
 
 

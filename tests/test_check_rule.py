@@ -1,6 +1,6 @@
 import numpy as np
 
-from circle_render.check import compare
+from circle_render.course import compare
 
 
 def _pair():

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from circle_render.cpu.animation import advance
-from circle_render.check import compare
+from circle_render.course import compare
 from circle_render.cpu.reference import reference_image
 from circle_render.cpu.shading import clear_image
 from circle_render.scenes import SCENE_NAMES, make_scene

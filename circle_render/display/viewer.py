@@ -18,6 +18,7 @@ from typing import Callable
 
 import numpy as np
 
+from circle_render.errors import UserError
 from circle_render.scenes import SCENE_NAMES, make_scene
 
 from circle_render import registry
@@ -30,7 +31,7 @@ HELP = (("q / Esc", "quit"), ("p / space", "pause or resume"), ("+ / =", "one fr
 PHASES = ("clear", "advance", "render", "convert", "display")
 
 
-class ViewerError(Exception):
+class ViewerError(UserError):
     """The viewer cannot start (no display, no OpenGL); the message says why."""
 
 

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
+from circle_render.errors import UserError
+
 SUFFIXES = (".png", ".ppm", ".gif")
 
 
-class OutputError(Exception):
+class OutputError(UserError):
     """An output path that cannot be written; the message says why."""
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from circle_render.errors import UserError
 from circle_render.scenes.scene import FLAT, SNOW, Scene
 
 PAR, CIRCLES = ".par", ".circles"
@@ -41,7 +42,7 @@ PAR_FIELDS = ("x", "y", "z", "vx", "vy", "vz", "radius")
 CIRCLES_FIELDS = ("x", "y", "z", "radius", "r", "g", "b")
 
 
-class SceneFileError(Exception):
+class SceneFileError(UserError):
     """A scene file that cannot be loaded; ``str(e)`` is ``FILE:LINE: what is wrong`` (``FILE: ...``
     when no line is to blame, e.g. a missing file)."""
 
@@ -209,6 +210,10 @@ def load_scene(path: str | Path) -> Scene:
 
 # ---------------------------------------------------------------- writing
 
+class SceneSaveError(UserError, ValueError):
+    """A scene that cannot be written in the format asked for; the message says why."""
+
+
 def _format(table: np.ndarray) -> str:
     """Rows of float32 values as text that reads back to the same float32 values."""
     buf = io.StringIO()
@@ -220,7 +225,7 @@ def scene_text(scene: Scene, suffix: str) -> str:
     """The text of ``scene`` in the format named by ``suffix`` (``.par`` or ``.circles``)."""
     if suffix == PAR:
         if scene.shading != SNOW:
-            raise ValueError(f"a .par file always renders with the snow shading; scene "
+            raise SceneSaveError(f"a .par file always renders with the snow shading; scene "
                              f"{scene.name!r} uses {scene.shading!r} shading, so save it as .circles")
         table = np.concatenate([scene.position, scene.velocity, scene.radius[:, None]], axis=1)
         return f"{scene.n}\n" + _format(table)
@@ -229,7 +234,7 @@ def scene_text(scene: Scene, suffix: str) -> str:
         header = (f"{MAGIC}\nshading {scene.shading}\ncount {scene.n}\n"
                   f"# {' '.join(CIRCLES_FIELDS)}   (scene {scene.name!r}, written by circle-render)\n")
         return header + _format(table)
-    raise ValueError(f"unknown scene file suffix {suffix or '(none)'!r}; accepted: {', '.join(SUFFIXES)}")
+    raise SceneSaveError(f"unknown scene file suffix {suffix or '(none)'!r}; accepted: {', '.join(SUFFIXES)}")
 
 
 def save_scene(scene: Scene, path: str | Path) -> Path:

@@ -19,7 +19,7 @@ from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render import registry
 from circle_render.timing.frames import course_time as frames_course_time
 from circle_render.gpu import gpu_name
-from circle_render.reftimes import ref_times_for
+from circle_render.course import stored_times
 
 
 def current_commit() -> str:
@@ -85,7 +85,7 @@ def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: i
 def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=3,
               progress=None) -> dict:
     gpu = gpu_name()
-    ref = ref_times_for(gpu) or {}
+    ref = stored_times(gpu) or {}
     record = {"gpu": gpu, "renderer": renderer_name, "commit": current_commit(),
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "host": platform.node(), "size": size, "seed": seed, "frames": "0:4", "runs": runs,

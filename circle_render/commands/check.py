@@ -1,17 +1,17 @@
 """``render check`` for renderers: pick the reference times, check every scene, print the table."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from circle_render.scenes import SCENE_NAMES, SCENES
-
-from circle_render.checker import (PluginError, baseline_time, check_scene, mismatch_picture, read_ref_times,
-                      renderer_factory, score, write_log)
+from circle_render.check.plugins import PluginError, renderer_factory
+from circle_render.check.scene_check import baseline_time, check_scene, mismatch_picture, write_log
+from circle_render.course import RULES, read_times_file, render_table, scene_score, stored_times
+from circle_render.errors import UserError
 from circle_render.gpu import gpu_available, gpu_name, gpu_status
-from circle_render.reftimes import ref_times_for
-from circle_render.scoring import RULES, render_table
+from circle_render.scenes import SCENE_NAMES, SCENES
 
 
 def _say(text: str) -> None:
@@ -22,18 +22,18 @@ def reference_times(ref_times: str | None, baseline: str | None, scenes: list[st
     """(stored Tf per scene, live baseline factory or None, its name, a label for the table).
     Scenes without a stored time are measured live with the baseline."""
     if ref_times and baseline:
-        raise PluginError("give --ref-times or --baseline, not both")
+        raise UserError("give --ref-times or --baseline, not both")
     if ref_times:
-        stored = read_ref_times(ref_times)
+        stored = read_times_file(ref_times, SCENES)
         missing = [s for s in scenes if s not in stored]
         if missing:
-            raise PluginError(f"--ref-times {ref_times!r} has no time for scene {missing[0]!r}")
+            raise UserError(f"--ref-times {ref_times!r} has no time for scene {missing[0]!r}")
         return stored, None, None, f"reference times from {ref_times}"
     if baseline:
         factory, name = renderer_factory(baseline)
         return {}, factory, name, f"measured live with the {name} renderer (--baseline)"
     gpu = gpu_name()
-    stored = (ref_times_for(gpu) or {}) if gpu else {}
+    stored = (stored_times(gpu) or {}) if gpu else {}
     fallback = "cuda" if gpu_available() else "cpu"
     factory, name = renderer_factory(fallback)
     if stored:
@@ -50,7 +50,7 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
     scenes = [s for s in (scenes_text or "").split(",") if s] or list(rules.scenes)
     unknown = [s for s in scenes if s not in SCENES]
     if unknown:
-        raise PluginError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
+        raise UserError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
     factory, name = renderer_factory(renderer_spec)
     stored, base_factory, base_name, label = reference_times(ref_times, baseline, scenes)
     logs = Path(logs)
@@ -70,7 +70,7 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
             progress(f"Tf: {runs} runs of {base_name}")
             res.tf, res.live, tf_source = baseline_time(base_factory, scene, size, seed, runs), True, \
                 f"measured live with {base_name}"
-        score(rules, res)
+        res.score = scene_score(rules, res.passed, res.t, res.tf)
         write_log(logs, res, comparison, name, size, seed, tf_source)
         if comparison is not None and not res.passed:
             from circle_render.io.images import write_image
@@ -82,3 +82,13 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
     click.echo(render_table(rules, [r.row() for r in results], label))
     _say(f"logs in {logs}/")
     return all(r.passed for r in results)
+
+
+def check_command(what, renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs):
+    """``render check``: the renderer table, or the scan/find_repeats table; exits 1 if any
+    scene or size was wrong."""
+    if what != "render":
+        from circle_render.commands.primitives import check_primitive
+        sys.exit(check_primitive(what, rules, runs, seed))
+    ok = run_check(renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs)
+    sys.exit(0 if ok else 1)

@@ -1,26 +1,17 @@
 """``render saxpy``, ``render scan`` and ``render check scan|find_repeats``: the assignment's
-warm-up programs, timed the course's way (see renderer/primitives.py for the kernels)."""
+warm-up programs, timed the course's way (the kernels: circle_render/cuda/primitives.py)."""
 from __future__ import annotations
 
+import sys
 import time
 
 import click
 import numpy as np
 
+from circle_render.course import SCAN_SIZES, scan_score, scan_table, stored_times
+from circle_render.errors import UserError
+from circle_render.gpu import gpu_name, require_gpu
 from circle_render.timing.bench import event_times
-from circle_render.gpu import gpu_name, gpu_status
-from circle_render.reftimes import ref_times_for
-from circle_render.scoring import SCAN_SIZES, scan_score, scan_table
-
-
-class NeedsGpu(click.ClickException):
-    exit_code = 2
-
-
-def require_gpu(what: str) -> None:
-    usable, reason = gpu_status()
-    if not usable:
-        raise NeedsGpu(f"{what} needs a CUDA GPU: {reason}")
 
 
 def make_input(kind: str, n: int, seed: int = 0) -> np.ndarray:
@@ -31,7 +22,7 @@ def make_input(kind: str, n: int, seed: int = 0) -> np.ndarray:
 
 
 def event_ms(step, runs: int = 3, warmup: int = 1, before=None) -> float:
-    """Min over ``runs`` of the CUDA-event time (ms) of ``step()`` (renderer.bench.event_times)."""
+    """Min over ``runs`` of the CUDA-event time (ms) of ``step()`` (circle_render.timing.bench.event_times)."""
     return min(event_times(step, runs, warmup, before))
 
 
@@ -113,8 +104,8 @@ def check_primitive(mode: str, rules: str, runs: int = 3, seed: int = 0) -> int:
     Returns the exit code (1 if any size was wrong)."""
     require_gpu(f"render check {mode}")
     gpu = gpu_name()
-    table = ref_times_for(gpu, mode) or ref_times_for("NVIDIA H100 80GB HBM3", mode)
-    source = gpu if ref_times_for(gpu, mode) else "NVIDIA H100 80GB HBM3 (no stored times for this GPU)"
+    table = stored_times(gpu, mode) or stored_times("NVIDIA H100 80GB HBM3", mode)
+    source = gpu if stored_times(gpu, mode) else "NVIDIA H100 80GB HBM3 (no stored times for this GPU)"
     rows = []
     for n in SCAN_SIZES[rules]:
         click.echo(f"check {mode}: {n} elements", err=True)
@@ -127,3 +118,33 @@ def check_primitive(mode: str, rules: str, runs: int = 3, seed: int = 0) -> int:
     click.echo(f"Ref Time: the course's reference on the {source}, ms; random input (0..9), "
                f"min of {runs} runs")
     return 0 if all(r["correct"] for r in rows) else 1
+
+
+def saxpy_command(n: int) -> None:
+    """``render saxpy``: the course's line, the kernel alone, and a copy's bandwidth."""
+    require_gpu("render saxpy")
+    r = saxpy_report(n)
+    click.echo(f"Effective BW by CUDA saxpy: {r['overall_ms']:.3f} ms\t\t[{r['overall_gbps']:.3f} GB/s]")
+    click.echo(f"Kernel only:                {r['kernel_ms']:.3f} ms\t\t[{r['kernel_gbps']:.3f} GB/s] "
+               f"= {100 * r['kernel_gbps'] / r['copy_gbps']:.0f}% of a device-to-device copy "
+               f"({r['copy_gbps']:.1f} GB/s)")
+    if not r["correct"]:
+        click.echo("saxpy: the result differs from NumPy's float32 a*x + y", err=True)
+        sys.exit(1)
+
+
+def scan_command(mode: str, kind: str, n: int, cub: bool, seed: int) -> None:
+    """``render scan``: device time of one scan or find_repeats, checked against NumPy."""
+    if cub and mode != "scan":
+        raise UserError("--cub times CuPy's scan; it has no find_repeats (use -m scan)")
+    require_gpu("render scan")
+    ms, wrong = run_primitive(mode, make_input(kind, n, seed), use_cub=cub)
+    what = "CUB scan" if cub else mode
+    click.echo(f"GPU_time: {ms:.3f} ms  ({what}, {n} elements, {kind} input; "
+               f"{2 * 4 * n / ms / 1e6 if ms > 0 else 0:.1f} GB/s of int32 read + written)")
+    label = "Scan" if mode == "scan" else "Find_repeats"
+    if wrong is None:
+        click.echo(f"{label} outputs are correct!")
+    else:
+        click.echo(f"{label} outputs are WRONG: first wrong element at index {wrong}")
+        sys.exit(1)

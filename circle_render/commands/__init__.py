@@ -1,0 +1,1 @@
+"""The bodies of the `render` commands; circle_render/cli.py declares their options."""

@@ -1,0 +1,191 @@
+"""The course's rules, in one place: the correctness check, the scoring and its tables, and
+the reference times (``golden/ref_times.json``, or a user's file of the same shape).
+
+Correctness: compare r, g, b of two images (alpha ignored); a value that is not finite or is
+more than TOLERANCE from the reference is a mismatch; more than MAX_MISMATCHES fails.
+
+Renderer score (per scene, time T against reference time Tf): a failed check scores 0;
+T <= 1.2 Tf scores all points; T > 10 Tf scores the correctness points only; otherwise
+correctness + ceil(perf * Tf / T). Scan and find_repeats (per size): 1.25 points when
+T <= 1.2 Tref, else 1.25 * Tref / T; 0 for a wrong result.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from circle_render.errors import UserError
+
+# ---------------------------------------------------------------- correctness
+TOLERANCE = 0.1        # a value further than this from the reference is a mismatch
+MAX_MISMATCHES = 5     # more than this many mismatches fails the check
+
+
+@dataclass
+class Comparison:
+    mismatches: np.ndarray    # (k, 3) int: x, y, channel of each mismatch (y = 0 at the bottom)
+    reference: np.ndarray     # (k,) the reference values there
+    actual: np.ndarray        # (k,) the compared values there
+    max_abs_diff: float       # largest |difference| over all finite r, g, b values
+
+    @property
+    def count(self) -> int:
+        return len(self.mismatches)
+
+    @property
+    def passed(self) -> bool:
+        return self.count <= MAX_MISMATCHES
+
+
+def compare(reference: np.ndarray, actual: np.ndarray) -> Comparison:
+    """Compare two (H, W, 4) images by the course's rule (non-finite values are mismatches)."""
+    if reference.shape != actual.shape:
+        raise ValueError(f"image shapes differ: {reference.shape} vs {actual.shape}")
+    ref = reference[..., :3].astype(np.float32)
+    got = actual[..., :3].astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(got - ref)
+        bad = ~np.isfinite(got) | (diff > TOLERANCE)
+    y, x, c = np.nonzero(bad)
+    finite = np.isfinite(diff)
+    worst = float(diff[finite].max()) if finite.any() else 0.0
+    return Comparison(np.stack([x, y, c], axis=1), ref[y, x, c], got[y, x, c], worst)
+
+
+# ---------------------------------------------------------------- scores
+# Ratios are computed from measured floats: "exactly 1.2x" or "exactly 10x" must not flip on
+# the last bit, so comparisons and the ceiling allow this relative slack.
+SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class Rules:
+    name: str
+    scenes: tuple[str, ...]
+    correctness_points: int
+    perf_points: int
+
+    @property
+    def points(self) -> int:
+        return self.correctness_points + self.perf_points
+
+    @property
+    def total(self) -> int:
+        return self.points * len(self.scenes)
+
+
+CMU_SCENES = ("rgb", "rand10k", "rand100k", "pattern", "snowsingle", "biglittle")
+RULES = {
+    "cmu": Rules("cmu", CMU_SCENES, 2, 10),
+    "cs149": Rules("cs149", CMU_SCENES + ("rand1M", "micro2M"), 2, 7),
+}
+SCAN_SIZES = {
+    "cmu": (10_000, 100_000, 1_000_000, 2_000_000),
+    "cs149": (1_000_000, 10_000_000, 20_000_000, 40_000_000),
+}
+SCAN_POINTS = 1.25
+
+
+def scene_score(rules: Rules, passed: bool, t: float | None, tf: float | None) -> int:
+    """Points for one scene: 0 if it failed (or has no time), else by the time ratio."""
+    if not passed or t is None or tf is None or not math.isfinite(t) or t <= 0:
+        return 0
+    if t <= 1.2 * tf * (1 + SLACK):
+        return rules.points
+    if t > 10 * tf * (1 + SLACK):
+        return rules.correctness_points
+    return rules.correctness_points + math.ceil(rules.perf_points * tf / t - SLACK)
+
+
+def scan_score(correct: bool, t: float | None, tref: float) -> float:
+    """Points for one scan/find_repeats size."""
+    if not correct or t is None or not math.isfinite(t) or t <= 0:
+        return 0.0
+    if t <= 1.2 * tref * (1 + SLACK):
+        return SCAN_POINTS
+    return SCAN_POINTS * tref / t
+
+
+RULE = "-" * 73
+
+
+def _row(*cells) -> str:
+    return "| " + " | ".join(f"{c:<15}" for c in cells) + " |"
+
+
+def _total_row(label: str, value: str) -> str:
+    return "|" + " " * 35 + "| " + f"{label:<15} | {value:<15} |"
+
+
+def _ms(t: float | None) -> str:
+    return "n/a" if t is None else f"{t:.4f}"
+
+
+def render_table(rules: Rules, rows: list[dict], reference_label: str) -> str:
+    """The course's score table. rows: dicts with scene, tf, t, passed, score, live (bool:
+    Tf measured in this run rather than stored)."""
+    out = ["------------", "Score table:", "------------", RULE,
+           _row("Scene Name", "Fast Time (Tf)", "Your Time (T)", "Score"), RULE]
+    for r in rows:
+        tf = _ms(r["tf"]) + ("*" if r.get("live") else "")
+        t = _ms(r["t"]) + ("" if r["passed"] else " (F)")
+        out.append(_row(r["scene"], tf, t, r["score"]))
+    total = sum(r["score"] for r in rows)
+    out += [RULE, _total_row("Total score:", f"{total}/{rules.points * len(rows)}"), RULE,
+            f"Tf: {reference_label}" + ("; * measured live in this run" if any(r.get("live") for r in rows) else "")]
+    return "\n".join(out)
+
+
+def scan_table(title: str, rows: list[dict]) -> str:
+    """The course's scan/find_repeats table. rows: dicts with size, tref, t, correct, score."""
+    out = ["-" * 25, f"{title} Score Table:", "-" * 25, RULE,
+           _row("Element Count", "Ref Time", "Student Time", "Score"), RULE]
+    for r in rows:
+        t = _ms(r["t"]) + ("" if r["correct"] else " (F)")
+        out.append(_row(r["size"], f"{r['tref']:.3f}", t, f"{r['score']:.2f}"))
+    total = sum(r["score"] for r in rows)
+    out += [RULE, _total_row("Total score:", f"{total:.2f}/{SCAN_POINTS * len(rows):.2f}"), RULE]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- reference times
+
+def ref_times_file() -> Path:
+    """The stored reference times, by GPU model: golden/ref_times.json in the package."""
+    return Path(str(resources.files("circle_render") / "golden" / "ref_times.json"))
+
+
+def stored_times(gpu: str | None, kind: str = "render") -> dict[str, float] | None:
+    """The course's reference times (ms) of ``kind`` (render, scan, find_repeats, thrust_scan)
+    for a GPU model name, matched case-insensitively; None for an unknown GPU."""
+    if gpu is None:
+        return None
+    for model, tables in json.loads(ref_times_file().read_text())["gpus"].items():
+        if model.lower() == gpu.lower() or model.lower() in gpu.lower() or gpu.lower() in model.lower():
+            return tables.get(kind)
+    return None
+
+
+def read_times_file(path: str, scenes_known) -> dict[str, float]:
+    """A user's reference times in ms, ``{"rgb": 0.05, ...}`` or ``{"render": {...}}`` (the
+    ``--ref-times`` file); UserError naming the problem otherwise."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise UserError(f"cannot read --ref-times {path!r}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise UserError(f"--ref-times {path!r} is not valid JSON: {e}") from None
+    if isinstance(data, dict) and isinstance(data.get("render"), dict):
+        data = data["render"]
+    if not isinstance(data, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in data.values()):
+        raise UserError(f"--ref-times {path!r} must map scene names to times in ms above 0, "
+                        'e.g. {"rgb": 0.0545}')
+    unknown = sorted(set(data) - set(scenes_known))
+    if unknown:
+        raise UserError(f"--ref-times {path!r} names unknown scene {unknown[0]!r}")
+    return {k: float(v) for k, v in data.items()}
