@@ -13,6 +13,7 @@ import json
 import numpy as np
 
 from circle_render.cuda.fast import FastCudaRenderer
+from circle_render.util import ceil_div
 
 
 class ProfiledRenderer(FastCudaRenderer):
@@ -21,7 +22,7 @@ class ProfiledRenderer(FastCudaRenderer):
     def _tuning_for(self, scene, width, height):
         t = super()._tuning_for(scene, width, height)
         tile = t["FAST_TILE"]
-        return t | {"PROFILE_BLOCKS": -(-width // tile) * -(-height // tile)}
+        return t | {"PROFILE_BLOCKS": ceil_div(width, tile) * ceil_div(height, tile)}
 
 
 def profile(scene, size, variant, reps=5):
@@ -51,7 +52,7 @@ def summarize(rec, tile, size):
                              np.stack([end, -np.ones_like(end)], 1)])
     events = events[np.lexsort((events[:, 1], events[:, 0]))]
     concurrent = int(np.cumsum(events[:, 1]).max())
-    tiles_x = -(-size // tile)
+    tiles_x = ceil_div(size, tile)
     last = np.argsort(end)[-5:][::-1]
     q = lambda a: [int(np.percentile(a, p)) for p in (50, 90, 99)] + [int(a.max())]
     return {"span_us": float(end.max()) / 1e3, "blocks": len(rec), "sms": sms,

@@ -1,10 +1,12 @@
-"""Host cost of a launch: CuPy's call, a packed launch (renderer.cuda_module.Launch) and a CUDA
-graph replay (renderer.cuda_module.Graph), for an empty kernel and for rand10k's draw; and the
-course's per-frame phases of rand10k, frame by frame.
+"""What a launch and a synchronize cost the host, through CuPy's API (what the renderers use)
+against the driver called straight through ctypes (what they used before), in the same run:
+an empty kernel launched, replayed as a graph captured either way, and synchronized either
+way; rand10k's draw replayed as a graph either way; and rand10k's frames the course's way.
 
     PYTHONPATH=. python benchmarks/launch_overhead.py [-o launch.json]
 """
 import argparse
+import ctypes
 import json
 import statistics
 import time
@@ -12,14 +14,64 @@ import time
 import cupy as cp
 import numpy as np
 
-from circle_render.timing.bench import current_commit
 from circle_render.cuda.fast import FastCudaRenderer
 from circle_render.cuda.module import Graph, Launch, device_synchronize
-from circle_render.timing.frames import run_frames
 from circle_render.gpu import gpu_name
 from circle_render.scenes import make_scene
+from circle_render.timing.bench import current_commit
+from circle_render.timing.frames import run_frames
 
 NOP = 'extern "C" __global__ void nop(float* p, int n) { if (threadIdx.x == 0 && n < 0) p[0] = 1.f; }'
+
+
+class DriverLaunch:
+    """The same launch through ctypes: cuLaunchKernel with its argument block packed once."""
+
+    lib = ctypes.CDLL("libcuda.so.1")
+    lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    lib.cuCtxSynchronize.argtypes = []
+
+    def __init__(self, launch: Launch):
+        values = []
+        for a in launch.args:
+            if isinstance(a, cp.ndarray):
+                values.append(ctypes.c_void_p(a.data.ptr))
+            elif isinstance(a, np.float32):
+                values.append(ctypes.c_float(float(a)))
+            else:
+                values.append({np.int32: ctypes.c_int32, np.int64: ctypes.c_int64,
+                               np.uint64: ctypes.c_uint64}[type(a)](int(a)))
+        self._values = values
+        self._params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        grid = tuple(launch.grid) + (1,) * (3 - len(launch.grid))
+        block = tuple(launch.block) + (1,) * (3 - len(launch.block))
+        self._head = (ctypes.c_void_p(launch.kernel.kernel.ptr if hasattr(launch.kernel, "kernel") else launch.kernel.ptr),
+                      *[ctypes.c_uint(v) for v in (*grid, *block, launch.shared_mem)])
+        self.on(cp.cuda.get_current_stream().ptr)
+
+    def on(self, stream_ptr: int):
+        self._args = (*self._head, ctypes.c_void_p(stream_ptr), ctypes.cast(self._params, ctypes.c_void_p), None)
+        return self
+
+    def __call__(self) -> None:
+        assert self.lib.cuLaunchKernel(*self._args) == 0
+
+
+def driver_graph(launches):
+    """A graph captured from DriverLaunch calls (as the renderers captured them before)."""
+    capture = cp.cuda.Stream(non_blocking=True)
+    drivers = [DriverLaunch(l).on(capture.ptr) for l in launches]
+    capture.begin_capture()
+    for d in drivers:
+        d()
+    graph = capture.end_capture()
+    stream = cp.cuda.get_current_stream()
+    graph.upload(stream)
+    return lambda: graph.launch(stream)
+
+
+def driver_sync() -> None:
+    assert DriverLaunch.lib.cuCtxSynchronize() == 0
 
 
 def host_us(fn, sync, reps=300):
@@ -40,23 +92,27 @@ def main():
     a = ap.parse_args()
     f = cp.RawModule(code=NOP).get_function("nop")
     buf = cp.zeros(4, dtype=np.float32)
-    packed = Launch(f, (1,), (32,), (buf, np.int32(4)))
-    graph = Graph([packed])
+    launch = Launch(f, (1,), (32,), (buf, np.int32(4)))
+    driver = DriverLaunch(launch)
+    graph, dgraph = Graph([launch]), driver_graph([launch])
     none = lambda: None     # noqa: E731
     out = {"gpu": gpu_name(), "commit": current_commit(), "empty kernel": {
-        "cupy call, host only": host_us(lambda: f((1,), (32,), (buf, np.int32(4))), none),
-        "packed launch, host only": host_us(packed, none),
-        "graph replay, host only": host_us(graph, none),
-        "cupy call + synchronize": host_us(lambda: f((1,), (32,), (buf, np.int32(4))), device_synchronize),
-        "packed launch + synchronize": host_us(packed, device_synchronize),
-        "graph replay + synchronize": host_us(graph, device_synchronize),
-        "synchronize alone": host_us(none, device_synchronize)}}
+        "cupy call, host only": host_us(launch, none),
+        "ctypes launch, host only": host_us(driver, none),
+        "cupy-captured graph replay, host only": host_us(graph, none),
+        "ctypes-captured graph replay, host only": host_us(dgraph, none),
+        "cupy call + cupy synchronize": host_us(launch, device_synchronize),
+        "ctypes launch + ctypes synchronize": host_us(driver, driver_sync),
+        "cupy graph replay + cupy synchronize": host_us(graph, device_synchronize),
+        "ctypes graph replay + ctypes synchronize": host_us(dgraph, driver_sync),
+        "cupy synchronize alone": host_us(none, device_synchronize),
+        "ctypes synchronize alone": host_us(none, driver_sync)}}
     scene = make_scene("rand10k")
     r = FastCudaRenderer()
     r.load(scene.copy(), 1024, 1024)
     draw = r.kernel_launches()[-1][1]            # the draw kernel, over the clear colour
-    out["rand10k draw"] = {"packed launch + synchronize": host_us(draw, device_synchronize),
-                           "graph replay + synchronize": host_us(Graph([draw]), device_synchronize)}
+    out["rand10k draw"] = {"cupy graph replay + cupy synchronize": host_us(Graph([draw]), device_synchronize),
+                           "ctypes graph replay + ctypes synchronize": host_us(driver_graph([draw]), driver_sync)}
     frames = []
     for _ in range(3):
         r = FastCudaRenderer()

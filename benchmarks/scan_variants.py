@@ -17,6 +17,7 @@ import numpy as np  # noqa: E402
 from circle_render.cuda.module import load_module  # noqa: E402
 from circle_render.cuda.primitives import exclusive_scan_reference  # noqa: E402
 from circle_render.commands.primitives import copy_gbps, cub_scan, event_ms  # noqa: E402
+from circle_render.util import ceil_div  # noqa: E402
 
 SHAPES = [(256, 16), (256, 32), (512, 16), (128, 16), (128, 32), (512, 8)]
 
@@ -31,7 +32,7 @@ def main() -> None:
         want = exclusive_scan_reference(x_host)
         for threads, items in SHAPES:
             tile = threads * items
-            tiles = -(-n // tile)
+            tiles = ceil_div(n, tile)
             status, counter = cp.zeros(tiles, np.uint64), cp.zeros(1, np.uint64)
             f = load_module("scan.cu", {"SCAN_THREADS": threads, "SCAN_ITEMS": items}).get_function("exclusive_scan_i32")
 

@@ -11,6 +11,8 @@ SCAN_ITEMS = 32                      # this many consecutive ints (a multiple of
                                      # (scan_variants.py, docs/perf-notes.md)
 SAXPY_THREADS = 256
 SAXPY_BLOCKS_PER_SM = 32             # saxpy's grid: this many blocks per SM, grid-stride beyond
+CLEAR_THREADS = 256                  # threads per block of clear_image (a block per row segment)
+ANIMATE_THREADS = 256                # threads per block of the animation steps (one per circle)
 
 # The fast renderer (renderer/cuda_fast.py, kernels/render_fast.cu)
 FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixels, one block of

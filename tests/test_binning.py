@@ -7,6 +7,7 @@ from circle_render.cpu.animation import advance
 from circle_render.constants import BLOCK_THREADS, FAST_TILE, SUPER_GRID
 from circle_render.cpu.shading import circle_bounds
 from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.util import ceil_div
 
 
 @pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 96), (64, 32), (4096, 512)])
@@ -82,7 +83,7 @@ def test_tile_boxes_hold_exactly_the_tiles_a_pixel_box_touches(size):
     x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
     b = [(packed >> k & 0xFF).astype(np.int64) for k in (0, 8, 16, 24)]
     full = (x0 < x1) & (y0 < y1)
-    for t in range(0, -(-size // FAST_TILE), 5):          # tile column/row t
+    for t in range(0, ceil_div(size, FAST_TILE), 5):          # tile column/row t
         lo, hi = t * FAST_TILE, min((t + 1) * FAST_TILE, size)
         assert np.array_equal((b[0] <= t) & (t <= b[1]), full & (x0 < hi) & (x1 > lo))
         assert np.array_equal((b[2] <= t) & (t <= b[3]), full & (y0 < hi) & (y1 > lo))
@@ -106,7 +107,7 @@ def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     s = make_scene("rand10k")
     size, tile = 200, 16
     lists = binning.tile_lists(s.position, s.radius, size, size, tile)
-    tiles_x = -(-size // tile)
+    tiles_x = ceil_div(size, tile)
     boxes = binning.tile_boxes(s.position, s.radius, size, size, tile)
     for i in range(0, s.n, 997):
         b = int(boxes[i])

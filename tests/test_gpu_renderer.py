@@ -33,9 +33,9 @@ def test_clear_equals_numpy(renderer, scene, size):
 
 @pytest.mark.parametrize("scene", ["hypnosis", "bouncingballs", "fireworks", "snow"])
 def test_animation_matches_cpu_over_100_steps(scene):
-    from circle_render.cuda.tiled import CudaSceneState
+    from circle_render.cuda.device_scene import DeviceScene
     cpu = make_scene(scene)
-    gpu = CudaSceneState(make_scene(scene))
+    gpu = DeviceScene(make_scene(scene))
     for _ in range(100):
         advance(cpu)
         gpu.advance()

@@ -11,19 +11,20 @@ import numpy as np
 
 from circle_render.constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS, FAST_TILE, SUPER_GRID
 from circle_render.cpu.shading import circle_bounds
+from circle_render.util import ceil_div
 
 SUPERTILES = SUPER_GRID * SUPER_GRID
 
 
 def supertile_px(width: int, height: int, grid: int = SUPER_GRID) -> int:
     """Side of a supertile in pixels: whole tiles, ``grid`` of them covering the image."""
-    tiles = -(-max(width, height) // FAST_TILE)
-    return FAST_TILE * -(-tiles // grid)
+    tiles = ceil_div(max(width, height), FAST_TILE)
+    return FAST_TILE * ceil_div(tiles, grid)
 
 
 def items_per_thread(n: int) -> int:
     """Circles per binning thread: enough blocks to fill the GPU, a counts matrix kept small."""
-    return int(min(BIN_MAX_ITEMS, max(1, -(-n // (BIN_THREADS * BIN_TARGET_BLOCKS)))))
+    return int(min(BIN_MAX_ITEMS, max(1, ceil_div(n, BIN_THREADS * BIN_TARGET_BLOCKS))))
 
 
 def chunk_size(n: int) -> int:
@@ -33,7 +34,7 @@ def chunk_size(n: int) -> int:
 
 def chunks(n: int, chunk: int) -> int:
     """Number of binning chunks (columns of the counts matrix) for n circles."""
-    return max(1, -(-n // chunk))
+    return max(1, ceil_div(n, chunk))
 
 
 NO_TILES = 0xFF         # packed tile box that touches no tile (x0 = 255 > x1 = 0)
@@ -107,7 +108,7 @@ def tile_lists(position, radius, width: int, height: int, tile: int) -> list[np.
     """For each tile (row by row), the circles whose pixel box touches it, in circle order: what
     tile_count / tile_scan / tile_emit list (the GPU lists them in no particular order)."""
     boxes = tile_boxes(position, radius, width, height, tile)
-    tx, ty = -(-width // tile), -(-height // tile)
+    tx, ty = ceil_div(width, tile), ceil_div(height, tile)
     x0, x1, y0, y1 = (boxes & 0xFF, boxes >> 8 & 0xFF, boxes >> 16 & 0xFF, boxes >> 24)
     out = []
     for t in range(tx * ty):

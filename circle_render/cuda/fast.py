@@ -31,9 +31,9 @@ from circle_render.cuda import binning
 from circle_render import constants
 from circle_render.constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK, SPARSE_BIN_BLOCKS
 from circle_render.cuda.module import Graph, Launch, device_synchronize, load_module
-from circle_render.cuda.tiled import CudaSceneState, _blocks, clear_launch
+from circle_render.cuda.device_scene import DeviceImage, DeviceScene
 from circle_render.registry import RendererUnavailable
-from circle_render.cpu.shading import clear_rows
+from circle_render.util import ceil_div
 
 BIN_WARPS = BIN_THREADS // 32
 MAX_TILES = 256           # packed tile boxes hold tile indices in bytes
@@ -71,7 +71,7 @@ class FastCudaRenderer:
                 f"renderer 'cuda' draws images up to {MAX_TILES * tile} pixels a side "
                 f"(got {width}x{height}); use -r cuda-tiled for larger ones")
         self.width, self.height = width, height
-        self.state = st = CudaSceneState(scene)
+        self.state = st = DeviceScene(scene)
         n = scene.n
         grid = t["SUPER_GRID"]
         self.supertiles = grid * grid
@@ -87,10 +87,8 @@ class FastCudaRenderer:
         self.totals = cp.zeros(self.supertiles, dtype=np.int32)
         self.warp_offsets = cp.zeros(self.chunks * BIN_WARPS * self.supertiles, dtype=np.int32)
         self.list = cp.zeros((max(self.capacity, 1), 2), dtype=np.uint32)
-        self.image = cp.empty((height, width, 4), dtype=np.float32)
-        self.rows = cp.asarray(clear_rows(height, scene.shading))
-        self._clear_now = clear_launch(self.image, self.rows, width, height)
-        self._clear_now()     # a defined image before the first render (and its memory touched)
+        self.image = DeviceImage(width, height, scene.shading)
+        self.image.clear()    # a defined image before the first render (and its memory touched)
         self._pending_clear = False
 
         self.module = module = load_module(
@@ -98,7 +96,7 @@ class FastCudaRenderer:
         w, h, tps, ch = i32(width), i32(height), i32(self.super_px // tile), i32(self.chunks)
         geometry = (st.circles, i32(n), w, h, tps, i32(items))
         snow = "_snow" if scene.shading == SNOW else ""
-        tiles = (_blocks(width, tile), _blocks(height, tile))
+        tiles = (ceil_div(width, tile), ceil_div(height, tile))
         if self.sparse:
             self._load_sparse(module, scene, tiles, snow)
             return
@@ -115,7 +113,7 @@ class FastCudaRenderer:
         def draw(cleared):
             return Launch(module.get_function("render_fast" + snow), tiles, (BLOCK_THREADS,),
                           (st.circles, st.colors, i32(n), self.list, self.totals, i32(self.capacity),
-                           tps, i32(self.binned), self.image, self.rows, i32(cleared), w, h))
+                           tps, i32(self.binned), self.image.pixels, self.image.rows, i32(cleared), w, h))
         self._replays(("bin_count", "bin_scan", "bin_emit"), bin_launches, "render_fast", draw)
 
     def _load_sparse(self, module, scene: Scene, tiles: tuple[int, int], snow: str) -> None:
@@ -129,7 +127,7 @@ class FastCudaRenderer:
         self.starts = cp.zeros(count + 1, dtype=np.int32)
         self.cursors = cp.zeros(count, dtype=np.int32)
         self.tile_list = cp.zeros(max(self.capacity, 1), dtype=np.int32)
-        blocks = (max(1, min(-(-n // BIN_THREADS), SPARSE_BIN_BLOCKS)),)
+        blocks = (max(1, min(ceil_div(n, BIN_THREADS), SPARSE_BIN_BLOCKS)),)
         geometry = (st.circles, i32(n), i32(self.width), i32(self.height), i32(self.tiles_x))
         bin_launches = [
             Launch(module.get_function("tile_count"), blocks, (BIN_THREADS,),
@@ -143,7 +141,7 @@ class FastCudaRenderer:
         def draw(cleared):
             return Launch(module.get_function("render_sparse" + snow), tiles, (BLOCK_THREADS,),
                           (st.circles, st.colors, i32(n), self.tile_list, self.starts, self.cursors,
-                           i32(self.capacity), self.image, self.rows, i32(cleared),
+                           i32(self.capacity), self.image.pixels, self.image.rows, i32(cleared),
                            i32(self.width), i32(self.height)))
         self._replays(("tile_count", "tile_scan", "tile_emit"), bin_launches, "render_sparse", draw)
 
@@ -179,7 +177,7 @@ class FastCudaRenderer:
             items = constants.CULL_ITEMS_LARGE if mean_px > constants.LARGE_CIRCLE_PX else constants.CULL_ITEMS_UNBINNED
             if t["FAST_TILE"] == constants.FAST_TILE_SMALL:
                 items = min(items, constants.CULL_ITEMS)        # render_sparse's shared memory
-            t["CULL_ITEMS"] = max(1, min(items, -(-scene.n // BLOCK_THREADS)))
+            t["CULL_ITEMS"] = max(1, min(items, ceil_div(scene.n, BLOCK_THREADS)))
         return t | self._tuning_choice
 
     def clear(self) -> None:
@@ -210,9 +208,9 @@ class FastCudaRenderer:
     def device_image(self):
         """The (H, W, 4) float32 image on the GPU (a CuPy array), row 0 at the bottom."""
         if self._pending_clear:
-            self._clear_now()
+            self.image.clear()
             self._pending_clear = False
-        return self.image
+        return self.image.pixels
 
     def get_image(self) -> np.ndarray:
         """(H, W, 4) float32 on the host, row 0 at the bottom."""

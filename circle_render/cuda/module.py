@@ -1,13 +1,23 @@
-"""Loading kernels/*.cu with CuPy: headers inlined (so they are part of what CuPy hashes),
-constants passed as -D options, one compiled module per (device, file, options)."""
+"""Loading kernels/*.cu with CuPy, and launching them.
+
+Sources: headers are inlined (so they are part of what CuPy hashes for its cache), constants
+are passed as -D options (circle_render/constants.py), one compiled module per (device, file,
+options). Launches: a ``Launch`` binds a kernel to its grid, block and arguments; a ``Graph``
+captures launches once through CuPy's stream capture and replays them with one graph launch.
+Everything goes through CuPy's own API (benchmarks/launch_overhead.py measured the driver
+called through ctypes against it: docs/perf-notes.md).
+"""
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
+
+import numpy as np
 
 from circle_render.constants import compile_defines
 
-KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels"
+KERNEL_DIR = Path(str(resources.files("circle_render") / "kernels"))
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
 # exact float32 rounding (no fused multiply-add) so kernels match the NumPy reference bit for bit
 BASE_OPTIONS = ("--std=c++17", "--fmad=false")
@@ -64,110 +74,50 @@ def kernel_files() -> list[str]:
     return sorted(p.name for p in KERNEL_DIR.glob("*.cu"))
 
 
-_driver = None
-
-
-def _libcuda():
-    """The driver's cuLaunchKernel and cuCtxSynchronize, called through ctypes."""
-    global _driver
-    if _driver is None:
-        import ctypes
-        lib = ctypes.CDLL("libcuda.so.1")
-        launch = lib.cuLaunchKernel
-        launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
-        launch.restype = ctypes.c_int
-        sync = lib.cuCtxSynchronize
-        sync.argtypes, sync.restype = [], ctypes.c_int
-        _driver = launch, sync
-    return _driver
-
-
-def _check(status: int) -> None:
-    if status != 0:
-        import cupy
-        raise cupy.cuda.driver.CUDADriverError(status)
-
-
-def _c_value(a):
-    """A kernel argument as a ctypes value: arrays by device pointer, NumPy-typed scalars."""
-    import ctypes
-
-    import cupy
-    import numpy as np
-    if isinstance(a, cupy.ndarray):
-        if not a.flags.c_contiguous:
-            raise ValueError("kernel array arguments must be C-contiguous")
-        return ctypes.c_void_p(a.data.ptr)
-    if isinstance(a, np.int32):
-        return ctypes.c_int32(int(a))
-    if isinstance(a, np.int64):
-        return ctypes.c_int64(int(a))
-    if isinstance(a, np.float32):
-        return ctypes.c_float(float(a))
-    raise TypeError(f"kernel scalars must be np.int32, np.int64 or np.float32, got {type(a).__name__}")
-
-
-def _dims(grid, block, shared_mem: int):
-    import ctypes
-    grid = tuple(grid) + (1,) * (3 - len(grid))
-    block = tuple(block) + (1,) * (3 - len(block))
-    return tuple(ctypes.c_uint(v) for v in (*grid, *block, shared_mem))
-
-
-def function_ptr(function) -> int:
-    """The CUfunction of a RawKernel (compiled on first use) or of a cupy Function."""
-    return getattr(function, "kernel", function).ptr
+_SCALARS = (np.int32, np.int64, np.uint64, np.float32)
 
 
 class Launch:
-    """One kernel launch with its arguments packed once, replayed with little host overhead.
+    """One kernel launch: a CuPy RawKernel bound to its grid, block and arguments.
 
-    Replaying costs about 5.2 us a launch on the H100 machine, against 6.0 us for CuPy 14's
-    ``RawKernel.__call__``; building one costs more (ctypes objects), so for arrays that change
-    on every call, call the RawKernel instead (measured, docs/perf-notes.md). The arrays must stay
-    alive (and in place) as long as this object is used; it keeps references to them. Launches
-    that run every frame are replayed as a ``Graph``, which costs less again.
+    Scalars must be NumPy-typed (CuPy would pass a Python int as 64 bits and a float as a
+    double, whatever the kernel declares) and arrays C-contiguous; both are checked here, once.
+    The arrays must stay in place as long as the launch (or a Graph holding it) is used.
     """
 
-    def __init__(self, function, grid, block, args, shared_mem: int = 0):
-        import ctypes
-
+    def __init__(self, kernel, grid, block, args, shared_mem: int = 0):
         import cupy
-        self._keep = args
-        self._values = [_c_value(a) for a in args]
-        self._params = (ctypes.c_void_p * max(1, len(self._values)))(
-            *[ctypes.addressof(v) for v in self._values])
-        self._function = function   # keeps the module alive
-        self._head = (ctypes.c_void_p(function_ptr(function)), *_dims(grid, block, shared_mem))
-        self._tail = (ctypes.cast(self._params, ctypes.c_void_p), None)
-        self._args = (*self._head, ctypes.c_void_p(cupy.cuda.get_current_stream().ptr), *self._tail)
-        self._launch = _libcuda()[0]
+        for a in args:
+            if isinstance(a, cupy.ndarray):
+                if not a.flags.c_contiguous:
+                    raise ValueError("kernel array arguments must be C-contiguous")
+            elif not isinstance(a, _SCALARS):
+                raise TypeError(f"kernel scalars must be one of {[t.__name__ for t in _SCALARS]}, "
+                                f"got {type(a).__name__}")
+        self.kernel, self.grid, self.block = kernel, tuple(grid), tuple(block)
+        self.args, self.shared_mem = tuple(args), shared_mem
 
     def __call__(self) -> None:
-        _check(self._launch(*self._args))
-
-    def launch_on(self, stream_ptr: int) -> None:
-        """Launch into another stream (a Graph captures launches this way)."""
-        import ctypes
-        _check(self._launch(*self._head, ctypes.c_void_p(stream_ptr), *self._tail))
+        self.kernel(self.grid, self.block, self.args, shared_mem=self.shared_mem)
 
 
 class Graph:
-    """Launches captured once, in order, into a CUDA graph, replayed with one graph launch on
-    the stream that is current when it is built (as a ``Launch`` is). A replay costs the host 1.5-3 us on the H100 machine, however many
-    kernels it holds, against 6-7 us for each kernel launch (benchmarks/launch_overhead.py). The
-    launches' arrays must stay in place, as for ``Launch``; the graph keeps the launches."""
+    """Launches captured once, in order, into a CUDA graph (CuPy's stream capture), replayed
+    with one graph launch on the stream that is current when it is built. A replay costs the
+    host a few microseconds however many kernels it holds, against about 6 us for each kernel
+    launch (benchmarks/launch_overhead.py)."""
 
     def __init__(self, launches):
         import cupy
         self.launches = tuple(launches)
         capture = cupy.cuda.Stream(non_blocking=True)   # the legacy stream cannot capture
-        capture.begin_capture()
-        try:
-            for launch in self.launches:
-                launch.launch_on(capture.ptr)
-        finally:
-            graph = capture.end_capture()
+        with capture:
+            capture.begin_capture()
+            try:
+                for launch in self.launches:
+                    launch()
+            finally:
+                graph = capture.end_capture()
         self._stream = cupy.cuda.get_current_stream()
         graph.upload(self._stream)
         self._graph = graph
@@ -178,4 +128,5 @@ class Graph:
 
 def device_synchronize() -> None:
     """Wait for all work on the current device, as the course's timing does."""
-    _check(_libcuda()[1]())
+    import cupy
+    cupy.cuda.runtime.deviceSynchronize()

@@ -12,6 +12,7 @@ import numpy as np
 
 from circle_render.constants import SAXPY_BLOCKS_PER_SM, SAXPY_THREADS, SCAN_ITEMS, SCAN_THREADS
 from circle_render.cuda.module import load_module
+from circle_render.util import ceil_div
 
 TILE_ITEMS = SCAN_THREADS * SCAN_ITEMS
 MAX_SCAN_LENGTH = 2**31 - 1     # indices and sums are int32
@@ -122,14 +123,14 @@ def saxpy(a: float, x, y, out=None):
     n = x.size
     if n:
         dev = _device()
-        blocks = max(1, min(-(-n // (4 * SAXPY_THREADS)), SAXPY_BLOCKS_PER_SM * _sm_count(dev)))
+        blocks = max(1, min(ceil_div(n, 4 * SAXPY_THREADS), SAXPY_BLOCKS_PER_SM * _sm_count(dev)))
         _kernel("saxpy.cu", "saxpy_f32", dev)((blocks,), (SAXPY_THREADS,),
                                                (np.int64(n), np.float32(a), x, y, out))
     return out
 
 
 def _scan_launch(name: str, x, out, with_count: bool = False):
-    tiles = -(-x.size // TILE_ITEMS)
+    tiles = ceil_div(x.size, TILE_ITEMS)
     state = _scan_state()
     base, epoch = state.next_launch(tiles)
     args = (x, out, np.int64(x.size), state.tiles, state.counter, base, epoch)

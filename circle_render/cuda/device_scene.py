@@ -1,0 +1,72 @@
+"""What every CUDA renderer keeps on the device: the scene's circles (with their animation
+step, replayed as a graph) and the image with its clear colour."""
+from __future__ import annotations
+
+import numpy as np
+
+from circle_render.constants import ANIMATE_THREADS, CLEAR_THREADS
+from circle_render.cpu.shading import clear_rows
+from circle_render.cuda.module import Graph, Launch, load_module
+from circle_render.scenes.generators import FIREWORKS
+from circle_render.scenes.scene import Scene
+from circle_render.util import ceil_div
+
+
+class DeviceScene:
+    """A scene's circles on the device: float4 (x, y, z, r), colours and velocities, and its
+    animation step (kernels/animate.cu, the twin of circle_render/cpu/animation.py)."""
+
+    def __init__(self, scene: Scene):
+        import cupy as cp
+        self.scene = scene
+        self.n = scene.n
+        packed = np.concatenate([scene.position, scene.radius[:, None]], axis=1)
+        self.circles = cp.asarray(np.ascontiguousarray(packed, dtype=np.float32))
+        self.colors = cp.asarray(np.ascontiguousarray(scene.color, dtype=np.float32))
+        self.velocity = cp.asarray(np.ascontiguousarray(scene.velocity, dtype=np.float32))
+        self.extra = {k: cp.asarray(np.ascontiguousarray(v, dtype=np.float32))
+                      for k, v in scene.extra.items()}
+        self._step = self._make_step(scene.animation)
+
+    def _make_step(self, kind):
+        if kind is None:
+            return None
+        module, i32 = load_module("animate.cu"), np.int32
+        if kind == "fireworks":
+            sparks = self.n - FIREWORKS
+            args = (self.circles, self.velocity, self.extra["spark_start"], self.extra["spark_velocity"],
+                    i32(FIREWORKS), i32(sparks // FIREWORKS))
+            count = sparks
+        else:
+            args = (self.circles, i32(self.n)) if kind == "hypnosis" else (self.circles, self.velocity, i32(self.n))
+            count = self.n
+        return Graph([Launch(module.get_function(f"step_{kind}"), (max(1, ceil_div(count, ANIMATE_THREADS)),),
+                             (ANIMATE_THREADS,), args)])      # every frame: replayed as a graph
+
+    def advance(self) -> None:
+        """One animation step on the device (no-op for still scenes)."""
+        if self._step is not None:
+            self._step()
+
+    def to_scene(self) -> Scene:
+        """The device state copied back as a Scene (for tests and the viewer)."""
+        s = self.scene.copy()
+        c = self.circles.get()
+        s.position[:] = c[:, :3]
+        s.radius[:] = c[:, 3]
+        s.velocity[:] = self.velocity.get()
+        return s
+
+
+class DeviceImage:
+    """The (height, width, 4) float32 image on the device, row 0 at the bottom, each row's clear
+    colour, and ``clear()`` (kernels/clear.cu, the twin of cpu.shading.clear_image)."""
+
+    def __init__(self, width: int, height: int, shading: str):
+        import cupy as cp
+        self.width, self.height = width, height
+        self.pixels = cp.empty((height, width, 4), dtype=np.float32)
+        self.rows = cp.asarray(clear_rows(height, shading))
+        self.clear = Launch(load_module("clear.cu").get_function("clear_image"),
+                            (ceil_div(width, CLEAR_THREADS), height), (CLEAR_THREADS,),
+                            (self.pixels, self.rows, np.int32(width), np.int32(height)))
