@@ -17,12 +17,14 @@ from circle_render.util import ceil_div
 
 
 class ProfiledRenderer(FastCudaRenderer):
-    """The fast renderer compiled with per-block timing (diagnostics only)."""
+    """The fast renderer with its draw kernels compiled with per-block timing (diagnostics only)."""
 
-    def _tuning_for(self, scene, width, height):
-        t = super()._tuning_for(scene, width, height)
-        tile = t["FAST_TILE"]
-        return t | {"PROFILE_BLOCKS": ceil_div(width, tile) * ceil_div(height, tile)}
+    def _module(self, file, plan):
+        from circle_render.cuda.module import load_module
+        blocks = plan.tiles[0] * plan.tiles[1]
+        self.profiled = load_module(file, plan.defines | {"PROFILE_BLOCKS": blocks}, fmad=True)
+        self.blocks = blocks
+        return self.profiled
 
 
 def profile(scene, size, variant, reps=5):
@@ -31,8 +33,7 @@ def profile(scene, size, variant, reps=5):
     r = ProfiledRenderer(tuning=variant)
     r.load(scene, size, size)
     r.advance()
-    blocks = r.tuning["PROFILE_BLOCKS"]
-    buf = cp.ndarray((blocks, 4), dtype=np.uint64, memptr=r.module.get_global("block_profile"))
+    buf = cp.ndarray((r.blocks, 4), dtype=np.uint64, memptr=r.profiled.get_global("block_profile"))
     best = None
     for _ in range(reps):
         r.clear(); r.render(); r.synchronize()
@@ -40,7 +41,7 @@ def profile(scene, size, variant, reps=5):
         span = rec[:, 1].max() - rec[:, 0].min()
         if best is None or span < best[0]:
             best = (span, rec)
-    return best[1], r.tile
+    return best[1], r.plan.tile
 
 
 def summarize(rec, tile, size):

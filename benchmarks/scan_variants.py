@@ -15,7 +15,7 @@ import cupy as cp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from circle_render.cuda.module import load_module  # noqa: E402
-from circle_render.cuda.primitives import exclusive_scan_reference  # noqa: E402
+from circle_render.twins.scan import exclusive_scan_i32  # noqa: E402
 from circle_render.commands.primitives import copy_gbps, cub_scan, event_ms  # noqa: E402
 from circle_render.util import ceil_div  # noqa: E402
 
@@ -29,7 +29,7 @@ def main() -> None:
         x, y = cp.asarray(x_host), cp.empty(n, np.int32)
         scratch = x.copy()                   # CUB scans in place
         row = {"copy_gbps": copy_gbps(4 * n), "cub_ms": event_ms(lambda: cub_scan(scratch), runs=5)}
-        want = exclusive_scan_reference(x_host)
+        want = exclusive_scan_i32(x_host)
         for threads, items in SHAPES:
             tile = threads * items
             tiles = ceil_div(n, tile)

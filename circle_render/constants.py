@@ -50,12 +50,25 @@ T_EPS = 1e-4                         # a pixel is finished once its transmittanc
                                      # what it leaves out is at most T_EPS * max colour
 
 
-def compile_defines() -> dict[str, int | float]:
-    """The -D macros every kernel module is compiled with."""
-    return {"TILE_SIZE": TILE_SIZE, "BLOCK_THREADS": BLOCK_THREADS, "SCAN_BLOCK": SCAN_BLOCK,
-            "SUPER_GRID": SUPER_GRID, "BIN_THREADS": BIN_THREADS, "CULL_ITEMS": CULL_ITEMS,
-            "BLEND_CHECK": BLEND_CHECK,
-            "FAST_TILE": FAST_TILE, "SCAN_THREADS": SCAN_THREADS, "SCAN_ITEMS": SCAN_ITEMS,
-            "SAXPY_THREADS": SAXPY_THREADS, "TILE_ORDER": TILE_ORDER, "FAST_MIN_BLOCKS": FAST_MIN_BLOCKS,
+NO_TILES = 0xFF                      # a packed tile box (bytes x0, x1, y0, y1) touching no tile
+MAX_TILES = 256                      # packed tile boxes hold tile indices in bytes
+SPARSE_MIN_BLOCKS = 4                # render_sparse's blocks an SM at least (launch bound)
 
-            "SPARSE_SLOTS": SPARSE_SLOTS, "T_EPS": T_EPS}
+# Values the kernels take from the ones above (the compile options carry them, so that no
+# kernel writes its own copy).
+DERIVED = {
+    "SUPERTILES": lambda c: c["SUPER_GRID"] * c["SUPER_GRID"],
+    "BIN_WARPS": lambda c: c["BIN_THREADS"] // 32,
+    "TILE_ITEMS": lambda c: c["SCAN_THREADS"] * c["SCAN_ITEMS"],
+}
+# What every kernel module is compiled with (as -D macros), before overrides and DERIVED.
+SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS", "CULL_ITEMS",
+          "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
+          "FAST_MIN_BLOCKS", "SPARSE_SLOTS", "SPARSE_MIN_BLOCKS", "T_EPS", "NO_TILES")
+
+
+def compile_defines(overrides: dict | None = None) -> dict[str, int | float]:
+    """The -D macros a kernel module is compiled with: SHARED, then ``overrides`` (tuned
+    values), then the DERIVED values computed from those."""
+    values = {name: globals()[name] for name in SHARED} | (overrides or {})
+    return values | {name: rule(values) for name, rule in DERIVED.items()}

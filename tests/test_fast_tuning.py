@@ -2,12 +2,12 @@
 import pytest
 
 from circle_render import constants as c
-from circle_render.cuda.fast import FastCudaRenderer
+from circle_render.cuda.plan import plan_fast
 from circle_render.scenes import make_scene
 
 
-def tuning(name, **kw):
-    return FastCudaRenderer(**kw)._tuning_for(make_scene(name), 1024, 1024)
+def tuning(name, overrides=None, **kw):
+    return plan_fast(make_scene(name), 1024, 1024, overrides, **kw).tuning
 
 
 @pytest.mark.parametrize("name,items", [
@@ -30,5 +30,14 @@ def test_binned_scenes_keep_their_lists_and_small_circles_their_small_tiles():
 
 def test_unbinned_when_told_and_explicit_values_win():
     assert tuning("rand100k", binned=False)["CULL_ITEMS"] == c.CULL_ITEMS_UNBINNED
-    assert tuning("rand10k", tuning={"CULL_ITEMS": 1})["CULL_ITEMS"] == 1
-    assert tuning("rand10k", tuning={"FAST_TILE": 16})["CULL_ITEMS"] == c.CULL_ITEMS
+    assert tuning("rand10k", {"CULL_ITEMS": 1})["CULL_ITEMS"] == 1
+    assert tuning("rand10k", {"FAST_TILE": 16})["CULL_ITEMS"] == c.CULL_ITEMS
+
+
+def test_plan_is_a_record_of_the_choices():
+    p = plan_fast(make_scene("rand100k"), 1024, 1024)
+    assert (p.path, p.tile, p.tiles, p.super_px, p.stage_names) == ("binned", 32, (32, 32), 128, ("bin", "draw"))
+    assert p.chunks * p.chunk >= p.n > (p.chunks - 1) * p.chunk
+    assert "BIN_MIN_CIRCLES" not in p.defines and p.defines["FAST_TILE"] == 32
+    with pytest.raises(ValueError, match="not tunable"):
+        plan_fast(make_scene("rgb"), 64, 64, {"TILE_SIZE": 8})

@@ -26,7 +26,7 @@ def test_graph_replays_its_launches_in_order():
 
 
 def test_render_graph_equals_its_stages_one_by_one():
-    # render() replays bin and draw as one graph; bin() and draw() are a graph each
+    # render() replays every stage as one graph; run_stage() replays one stage's graph
     from circle_render.cuda.fast import FastCudaRenderer
     from circle_render.scenes import make_scene
     s = make_scene("snow")                    # binned, and moving: stale lists would show
@@ -35,5 +35,7 @@ def test_render_graph_equals_its_stages_one_by_one():
         r.load(s.copy(), 256, 256)
     for _ in range(3):
         one.clear(); one.advance(); one.render()
-        staged.clear(); staged.advance(); staged.bin(); staged.draw()
+        staged.clear(); staged.advance()
+        for name in staged.stage_names:
+            staged.run_stage(name)
     assert np.array_equal(one.get_image(), staged.get_image())

@@ -1,8 +1,8 @@
-"""The CUDA renderer's stages against their NumPy twins (skipped without a GPU)."""
+"""The CUDA renderers' pictures against the reference, and the fast renderer's paths and
+options (skipped without a GPU); kernels against their twins: tests/test_kernel_twins.py."""
 import numpy as np
 import pytest
 
-from circle_render.cpu.animation import advance
 from circle_render.course import compare
 from circle_render.cpu.reference import reference_image
 from circle_render.cpu.shading import clear_image
@@ -19,29 +19,6 @@ def _gpu(name, scene, size):
     r = registry.create(name)
     r.load(scene, size, size)
     return r
-
-
-@pytest.mark.parametrize("renderer", CUDA_RENDERERS)
-@pytest.mark.parametrize("scene", ["rgb", "snow"])
-@pytest.mark.parametrize("size", [517, 64])
-def test_clear_equals_numpy(renderer, scene, size):
-    s = make_scene(scene)
-    r = _gpu(renderer, s, size)
-    r.clear()
-    assert np.array_equal(r.get_image(), clear_image(size, size, s.shading))
-
-
-@pytest.mark.parametrize("scene", ["hypnosis", "bouncingballs", "fireworks", "snow"])
-def test_animation_matches_cpu_over_100_steps(scene):
-    from circle_render.cuda.device_scene import DeviceScene
-    cpu = make_scene(scene)
-    gpu = DeviceScene(make_scene(scene))
-    for _ in range(100):
-        advance(cpu)
-        gpu.advance()
-    got = gpu.to_scene()
-    for field in ("position", "velocity", "radius"):
-        assert np.abs(getattr(got, field) - getattr(cpu, field)).max() <= 1e-5, field
 
 
 def _rows_for(size):
@@ -79,47 +56,6 @@ def _fast(scene, size, **options):
     r = FastCudaRenderer(**options)
     r.load(scene, size, size)
     return r
-
-
-@pytest.mark.parametrize("scene", ["rand100k", "snow", "micro2M", "rand10k"])
-@pytest.mark.parametrize("size", [64, 517, 1024])
-def test_binning_equals_numpy(scene, size):
-    from circle_render.cuda import binning
-    s = make_scene(scene)
-    r = _fast(s, size, binned=True, sparse=False)
-    r.advance()
-    advance(s)
-    r.bin()
-    row_prefix, totals, lists = r.binned_lists()
-    ranges = binning.super_ranges(s.position, s.radius, size, size, r.super_px)
-    want_prefix, want_totals = binning.bin_row_scan(binning.bin_counts(ranges, r.chunk))
-    assert np.array_equal(row_prefix, want_prefix)
-    assert np.array_equal(totals, want_totals)
-    expected = binning.supertile_lists(ranges)
-    boxes = binning.tile_boxes(s.position, s.radius, size, size, r.tile)
-    starts = np.concatenate([[0], np.cumsum(totals)])
-    for st in range(r.supertiles):
-        got = lists[starts[st]:starts[st + 1]]
-        assert np.array_equal(got[:, 0], expected[st]), f"supertile {st}"
-        assert np.array_equal(got[:, 1], boxes[expected[st]]), f"supertile {st}"
-
-
-@pytest.mark.parametrize("scene,size", [("micro2M", 1024), ("micro2M", 517), ("rand100k", 64),
-                                        ("fireworks", 256)])
-def test_sparse_binning_equals_numpy(scene, size):
-    from circle_render.cuda import binning
-    s = make_scene(scene)
-    r = _fast(s, size, sparse=True)
-    r.advance()
-    advance(s)
-    r.bin()
-    starts, ends, entries = r.sparse_lists()
-    expected = binning.tile_lists(s.position, s.radius, size, size, r.tile)
-    assert starts[-1] == sum(len(e) for e in expected)
-    assert np.array_equal(ends[:-1], starts[1:-1])        # lists lie end to end
-    for t, want in enumerate(expected):                   # in no particular order
-        assert np.array_equal(np.sort(entries[starts[t]:ends[t]]), want), f"tile {t}"
-    assert not r.tile_counts.get().any()                  # zeroed for the next frame
 
 
 def test_fast_renderer_refuses_images_beyond_packed_tiles():

@@ -31,23 +31,23 @@ def test_kernel_compiles_with_nvcc(name, tmp_path):
 
 
 def _fast_variants():
-    """The distinct constants the fast renderer compiles render_fast.cu with, over every scene."""
-    from circle_render.cuda.fast import HOST_ONLY, FastCudaRenderer
+    """The distinct constants the fast renderer compiles its kernels with, over every scene."""
+    from circle_render.cuda.plan import plan_fast
     from circle_render.scenes import SCENE_NAMES, make_scene
     seen = {}
     for name in SCENE_NAMES:
-        t = FastCudaRenderer()._tuning_for(make_scene(name), 1024, 1024)
-        key = tuple(sorted((k, v) for k, v in t.items() if k not in HOST_ONLY))
-        seen.setdefault(key, name)
+        plan = plan_fast(make_scene(name), 1024, 1024)
+        seen.setdefault(tuple(sorted(plan.defines.items())), name)
     return [pytest.param(dict(k), id=name) for k, name in seen.items()]
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("variant", _fast_variants())
-def test_fast_renderer_compiles_as_each_scene_uses_it(variant, tmp_path):
+@pytest.mark.parametrize("name", ["bin.cu", "draw.cu", "sparse.cu"])
+def test_fast_renderer_compiles_as_each_scene_uses_it(name, variant, tmp_path):
     # static_asserts (shared memory, ballot words) depend on the per-scene constants
-    src = tmp_path / "render_fast.cu"
-    src.write_text(kernel_source("render_fast.cu"))
+    src = tmp_path / name
+    src.write_text(kernel_source(name))
     opts = [o for o in compile_options(variant) if o != "--fmad=false"]
     p = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-o", str(tmp_path / "k.o"), str(src), *opts],
                        capture_output=True, text=True)

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from circle_render.constants import SCAN_ITEMS, SCAN_THREADS
-from circle_render.cuda.primitives import exclusive_scan_reference, find_repeats_reference, saxpy_reference
+from circle_render.twins.saxpy import saxpy_f32
+from circle_render.twins.scan import exclusive_scan_i32, find_repeats_i32
 from test_cli import render
 
 TILE = SCAN_THREADS * SCAN_ITEMS
@@ -23,10 +24,10 @@ def test_references_match_a_plain_loop():
     for v in x.tolist():
         want.append(run)
         run += v
-    assert exclusive_scan_reference(x).tolist() == want
-    assert find_repeats_reference(x).tolist() == [i for i in range(999) if x[i] == x[i + 1]]
-    assert exclusive_scan_reference(np.zeros(0, np.int32)).tolist() == []
-    assert find_repeats_reference(np.ones(1, np.int32)).tolist() == []
+    assert exclusive_scan_i32(x).tolist() == want
+    assert find_repeats_i32(x).tolist() == [i for i in range(999) if x[i] == x[i + 1]]
+    assert exclusive_scan_i32(np.zeros(0, np.int32)).tolist() == []
+    assert find_repeats_i32(np.ones(1, np.int32)).tolist() == []
 
 
 @pytest.mark.gpu
@@ -38,7 +39,7 @@ def test_exclusive_scan_every_length(kind):
     for n in LENGTHS:
         x = inputs(n, kind)
         got = cp.asnumpy(exclusive_scan(cp.asarray(x)))
-        assert got.dtype == np.int32 and np.array_equal(got, exclusive_scan_reference(x)), n
+        assert got.dtype == np.int32 and np.array_equal(got, exclusive_scan_i32(x)), n
 
 
 @pytest.mark.gpu
@@ -50,7 +51,7 @@ def test_find_repeats_every_length(kind):
     for n in LENGTHS:
         x = inputs(n, kind)
         idx, count = find_repeats(cp.asarray(x))
-        want = find_repeats_reference(x)
+        want = find_repeats_i32(x)
         assert count == want.size and np.array_equal(cp.asnumpy(idx), want), n
 
 
@@ -62,11 +63,11 @@ def test_40M_elements_and_int32_wrap(kind):
     from circle_render.cuda.primitives import exclusive_scan, find_repeats
     n = 40_000_000
     x = inputs(n, kind)
-    assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_reference(x))
+    assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_i32(x))
     idx, count = find_repeats(cp.asarray(x))
-    assert np.array_equal(cp.asnumpy(idx), find_repeats_reference(x))
+    assert np.array_equal(cp.asnumpy(idx), find_repeats_i32(x))
     big = np.full(5000, 2**30, np.int32)               # sums pass 2^31: wrap like int32
-    assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(big))), exclusive_scan_reference(big))
+    assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(big))), exclusive_scan_i32(big))
 
 
 @pytest.mark.gpu
@@ -76,9 +77,9 @@ def test_unaligned_views_and_wrong_types():
     from circle_render.cuda.primitives import exclusive_scan, find_repeats, saxpy
     x = inputs(10_001, "random")
     dx = cp.asarray(x)
-    assert np.array_equal(cp.asnumpy(exclusive_scan(dx[1:])), exclusive_scan_reference(x[1:]))
-    assert np.array_equal(cp.asnumpy(find_repeats(dx[3:])[0]), find_repeats_reference(x[3:]))
-    assert np.array_equal(cp.asnumpy(exclusive_scan(dx[::2])), exclusive_scan_reference(x[::2]))
+    assert np.array_equal(cp.asnumpy(exclusive_scan(dx[1:])), exclusive_scan_i32(x[1:]))
+    assert np.array_equal(cp.asnumpy(find_repeats(dx[3:])[0]), find_repeats_i32(x[3:]))
+    assert np.array_equal(cp.asnumpy(exclusive_scan(dx[::2])), exclusive_scan_i32(x[::2]))
     with pytest.raises(TypeError, match="int32"):
         exclusive_scan(dx.astype(cp.int64))
     with pytest.raises(ValueError, match="differ in length"):
@@ -94,7 +95,7 @@ def test_saxpy_is_exact_float32(n):
     rng = np.random.default_rng(n)
     x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     got = cp.asnumpy(saxpy(1.7, cp.asarray(x), cp.asarray(y)))
-    assert np.array_equal(got, saxpy_reference(1.7, x, y))
+    assert np.array_equal(got, saxpy_f32(1.7, x, y))
 
 
 @pytest.mark.gpu
@@ -128,8 +129,8 @@ def test_back_to_back_calls_reuse_state_and_epoch_wraps():
         if round_ == 2:                                   # force the epoch to wrap
             primitives._scan_state().epoch = primitives._ScanState.MAX_EPOCH - 1
         for x in xs:
-            assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_reference(x))
-            assert np.array_equal(cp.asnumpy(find_repeats(cp.asarray(x))[0]), find_repeats_reference(x))
+            assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_i32(x))
+            assert np.array_equal(cp.asnumpy(find_repeats(cp.asarray(x))[0]), find_repeats_i32(x))
 
 
 def test_cub_has_no_find_repeats():

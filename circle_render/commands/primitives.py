@@ -51,7 +51,8 @@ def saxpy_report(n: int) -> dict:
     alone, and the copy bandwidth of the same bytes; times in ms, bandwidths in GB/s."""
     import cupy as cp
 
-    from circle_render.cuda.primitives import saxpy, saxpy_reference
+    from circle_render.cuda.primitives import saxpy
+    from circle_render.twins.saxpy import saxpy_f32
     rng = np.random.default_rng(0)
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     a = np.float32(2.0)
@@ -69,7 +70,7 @@ def saxpy_report(n: int) -> dict:
         best = min(best, (time.perf_counter() - t0) * 1e3)
     kernel = event_ms(lambda: saxpy(a, dx, dy, dout), runs=5)
     bytes_moved = 3 * 4 * n
-    correct = bool(np.array_equal(host_out, saxpy_reference(a, x, y)))
+    correct = bool(np.array_equal(host_out, saxpy_f32(a, x, y)))
     return {"n": n, "overall_ms": best, "overall_gbps": bytes_moved / best / 1e6,
             "kernel_ms": kernel, "kernel_gbps": bytes_moved / kernel / 1e6,
             "copy_gbps": copy_gbps(2 * 4 * n), "correct": correct}
@@ -81,17 +82,18 @@ def run_primitive(mode: str, x_host: np.ndarray, runs: int = 3, use_cub: bool = 
     """(device ms, first wrong index or None) of one scan or find_repeats over ``x_host``."""
     import cupy as cp
 
-    from circle_render.cuda.primitives import exclusive_scan, exclusive_scan_reference, find_repeats, find_repeats_reference
+    from circle_render.cuda.primitives import exclusive_scan, find_repeats
+    from circle_render.twins.scan import exclusive_scan_i32, find_repeats_i32
     x = cp.asarray(x_host)
     if mode == "scan":
         # CUB scans in place: the first call is checked, the timed ones rescan its output
         fn = (lambda: cub_scan(x)) if use_cub else (lambda: exclusive_scan(x))
         got = cp.asnumpy(fn())
-        want = np.cumsum(x_host, dtype=np.int32) if use_cub else exclusive_scan_reference(x_host)
+        want = np.cumsum(x_host, dtype=np.int32) if use_cub else exclusive_scan_i32(x_host)
     else:
         fn = lambda: find_repeats(x)                 # noqa: E731
         got = cp.asnumpy(fn()[0])
-        want = find_repeats_reference(x_host)
+        want = find_repeats_i32(x_host)
     ms = event_ms(fn, runs=runs)
     if got.shape != want.shape:
         return ms, min(got.size, want.size)

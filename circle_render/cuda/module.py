@@ -52,7 +52,7 @@ def _macro(value) -> str:
 
 
 def compile_options(extra: dict | None = None) -> tuple[str, ...]:
-    defines = {**compile_defines(), **(extra or {})}
+    defines = compile_defines(extra)
     return BASE_OPTIONS + tuple(f"-D{k}={_macro(v)}" for k, v in sorted(defines.items()))
 
 

@@ -1,7 +1,7 @@
 """The assignment's GPU warm-ups on CuPy: SAXPY, exclusive scan and find_repeats.
 
-Each function takes and returns CuPy device arrays and has a NumPy twin (``*_reference``)
-that the tests compare it with. The kernels are kernels/saxpy.cu and kernels/scan.cu; the
+Each function takes and returns CuPy device arrays; its kernel's NumPy twin is in
+circle_render/twins/ (scan.py, saxpy.py), which the tests compare it with. The kernels are kernels/saxpy.cu and kernels/scan.cu; the
 scan's block step is kernels/scan.cuh's ``block_exclusive_scan``, the one the renderers use.
 """
 from __future__ import annotations
@@ -10,32 +10,12 @@ import functools
 
 import numpy as np
 
-from circle_render.constants import SAXPY_BLOCKS_PER_SM, SAXPY_THREADS, SCAN_ITEMS, SCAN_THREADS
+from circle_render.constants import SAXPY_BLOCKS_PER_SM, SAXPY_THREADS, SCAN_THREADS, compile_defines
 from circle_render.cuda.module import load_module
 from circle_render.util import ceil_div
 
-TILE_ITEMS = SCAN_THREADS * SCAN_ITEMS
+TILE_ITEMS = compile_defines()["TILE_ITEMS"]     # ints a scan block takes
 MAX_SCAN_LENGTH = 2**31 - 1     # indices and sums are int32
-
-
-# ---------------------------------------------------------------- NumPy twins
-
-def saxpy_reference(a: float, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """a * x + y in float32 (multiply, then add: no fused multiply-add)."""
-    return (np.float32(a) * x.astype(np.float32) + y.astype(np.float32)).astype(np.float32)
-
-
-def exclusive_scan_reference(x: np.ndarray) -> np.ndarray:
-    """out[i] = x[0] + ... + x[i-1], int32 wrapping, out[0] = 0."""
-    out = np.zeros(len(x), dtype=np.int32)
-    if len(x) > 1:
-        np.cumsum(x[:-1], dtype=np.int32, out=out[1:])
-    return out
-
-
-def find_repeats_reference(x: np.ndarray) -> np.ndarray:
-    """The indices i (int32, ascending) with x[i] == x[i+1]."""
-    return np.flatnonzero(x[:-1] == x[1:]).astype(np.int32)
 
 
 # ---------------------------------------------------------------- device versions

@@ -15,10 +15,9 @@
 // value go out in one 64-bit store, so no fence is needed between them.
 #include "scan.cuh"
 
-// SCAN_THREADS and SCAN_ITEMS come from renderer/constants.py (-D).
+// SCAN_THREADS, SCAN_ITEMS and TILE_ITEMS come from circle_render/constants.py (-D).
 static_assert(SCAN_ITEMS % 4 == 0, "SCAN_ITEMS must be a multiple of 4 (int4 loads)");
 
-#define TILE_ITEMS (SCAN_THREADS * SCAN_ITEMS)
 #define FLAG_AGGREGATE 1ull
 #define FLAG_PREFIX 2ull
 #define FULL_MASK 0xffffffffu

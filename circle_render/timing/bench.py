@@ -67,18 +67,20 @@ def _event_median(step, before, repeats: int) -> float:
 
 def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: int = 20):
     """Median of CUDA-event times (ms) of ``render()`` alone, after a warm-up; and of each
-    stage of a renderer that names its stages (``stage_names``), each after a full render."""
+    stage of a renderer that names its stages (``stage_names``, run by ``run_stage``), each
+    timed after the stages before it."""
     r = registry.create(renderer_name)
     r.load(make_scene(scene, seed), size, size)
     r.clear(); r.advance(); r.render(); r.synchronize()
     render = _event_median(r.render, r.clear, repeats)
     stages = {}
-    for name in getattr(r, "stage_names", ()):
-        def before():
+    names = getattr(r, "stage_names", ())
+    for k, name in enumerate(names):
+        def before(k=k):
             r.clear()
-            for earlier in r.stage_names[:r.stage_names.index(name)]:
-                getattr(r, earlier)()
-        stages[name] = _event_median(getattr(r, name), before, repeats)
+            for earlier in names[:k]:
+                r.run_stage(earlier)
+        stages[name] = _event_median(lambda name=name: r.run_stage(name), before, repeats)
     return render, stages
 
 

@@ -1,0 +1,138 @@
+"""The fast renderer's plan: a pure function from (scene, image size, overrides) to everything
+the renderer will run, so that tests and benchmarks read the same choices the renderer makes.
+
+Paths (``FastPlan.path``):
+- ``walk``: every tile walks every circle (scenes of fewer than BIN_MIN_CIRCLES circles);
+- ``binned``: circles are first listed per supertile (kernels/bin.cu), each tile walks its
+  supertile's list (kernels/draw.cu);
+- ``sparse``: binned scenes with few circles over the average pixel (at most SPARSE_MAX_DEPTH):
+  per-tile lists in no order and per-pixel lists sorted in shared memory (kernels/sparse.cu).
+Tile size, cull step and list sizes follow from the scene's circles (circle_render/constants.py
+says what was measured); ``overrides`` replace any TUNABLE constant.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from circle_render import constants
+from circle_render.util import ceil_div
+
+TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
+           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS")
+HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH")       # choices made on the host, not compiled
+STAGES = {"walk": ("draw",), "binned": ("bin", "draw"), "sparse": ("sparse_bin", "sparse_draw")}
+
+
+@dataclass(frozen=True)
+class FastPlan:
+    """What the fast renderer runs for one scene at one size."""
+
+    path: str                    # walk, binned or sparse (see the module's docstring)
+    width: int
+    height: int
+    n: int                       # circles
+    tile: int                    # FAST_TILE: tiles are tile x tile pixels, one block each
+    tiles: tuple[int, int]       # tiles across and up
+    cull_items: int              # circles each thread culls per step of a walk
+    super_grid: int              # supertiles a side (binned)
+    super_px: int                # supertile side in pixels, whole tiles (binned)
+    items: int                   # circles per binning thread (binned)
+    chunk: int                   # circles per binning block (binned)
+    chunks: int                  # binning blocks (binned; 1 otherwise)
+    capacity: int                # list entries the list buffer holds (binned, sparse)
+    sparse_blocks: int           # blocks of tile_count and tile_emit (sparse)
+    tuning: dict = field(default_factory=dict)   # every TUNABLE value, as chosen
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        return STAGES[self.path]
+
+    @property
+    def defines(self) -> dict:
+        """The tuned values the kernels are compiled with (host-only choices left out)."""
+        return {k: v for k, v in self.tuning.items() if k not in HOST_ONLY}
+
+
+def max_image_side(tile: int) -> int:
+    """The largest image side a plan with this tile size can draw (packed tile boxes)."""
+    return constants.MAX_TILES * tile
+
+
+def supertile_px(width: int, height: int, tile: int, grid: int) -> int:
+    """Side of a supertile in pixels: whole tiles, ``grid`` of them covering the image."""
+    return tile * ceil_div(ceil_div(max(width, height), tile), grid)
+
+
+def items_per_thread(n: int) -> int:
+    """Circles per binning thread: enough blocks to fill the GPU, a counts matrix kept small."""
+    per_block = constants.BIN_THREADS * constants.BIN_TARGET_BLOCKS
+    return int(min(constants.BIN_MAX_ITEMS, max(1, ceil_div(n, per_block))))
+
+
+def list_capacity(radius: np.ndarray, width: int, height: int, cell_px: int, grid: int) -> int:
+    """An upper bound on the list entries of circles with these radii, wherever they are, in
+    lists of cells of ``cell_px`` pixels (``grid`` a side): a box of side L pixels touches at
+    most L // cell_px + 2 cells per axis."""
+    r = np.asarray(radius, dtype=np.float64)
+
+    def per_axis(size):
+        return np.minimum(grid, (2 * r * size + 2) // cell_px + 2)
+    return int((per_axis(width) * per_axis(height)).sum())
+
+
+def mean_depth(radius) -> float:
+    """How many circles cover the average pixel, were none clipped: the circles' areas summed
+    over the unit screen (radius in normalised units)."""
+    r = np.asarray(radius, dtype=np.float64)
+    return float(np.pi * np.sum(r * r))
+
+
+def check_overrides(overrides: dict | None) -> dict:
+    """``overrides`` as a dict, or ValueError naming what is not TUNABLE."""
+    unknown = set(overrides or {}) - set(TUNABLE)
+    if unknown:
+        raise ValueError(f"not tunable: {sorted(unknown)}; tunable: {', '.join(TUNABLE)}")
+    return dict(overrides or {})
+
+
+def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
+              binned: bool | None = None, sparse: bool | None = None,
+              capacity: int | None = None) -> FastPlan:
+    """The plan for ``scene`` at ``width`` x ``height``. ``overrides`` replace TUNABLE constants;
+    ``binned`` / ``sparse`` force a path (None: chosen by circle count and depth); ``capacity``
+    replaces the list size (tests use a small one to exercise the fallback to walking every
+    circle)."""
+    overrides = check_overrides(overrides)
+    t = {k: getattr(constants, k) for k in TUNABLE} | overrides
+    n = scene.n
+    wants_binned = n >= t["BIN_MIN_CIRCLES"] if binned is None else binned
+    if sparse is None:
+        sparse = wants_binned and mean_depth(scene.radius) <= t["SPARSE_MAX_DEPTH"]
+    path = "sparse" if sparse else "binned" if wants_binned else "walk"
+    mean_px = float(np.mean(scene.radius)) * max(width, height) if n else 0.0
+    if "FAST_TILE" not in overrides and (sparse or mean_px < constants.SMALL_CIRCLE_PX):
+        t["FAST_TILE"] = constants.FAST_TILE_SMALL          # render_sparse needs a pixel a thread
+    if path == "walk" and "CULL_ITEMS" not in overrides:
+        items = constants.CULL_ITEMS_LARGE if mean_px > constants.LARGE_CIRCLE_PX else constants.CULL_ITEMS_UNBINNED
+        if t["FAST_TILE"] == constants.FAST_TILE_SMALL:
+            items = min(items, constants.CULL_ITEMS)        # render_sparse's shared memory
+        t["CULL_ITEMS"] = max(1, min(items, ceil_div(n, constants.BLOCK_THREADS)))
+    tile, grid = t["FAST_TILE"], t["SUPER_GRID"]
+    tiles = (ceil_div(width, tile), ceil_div(height, tile))
+    super_px = supertile_px(width, height, tile, grid)
+    items = items_per_thread(n)
+    chunk = constants.BIN_THREADS * items
+    chunks = max(1, ceil_div(n, chunk)) if path == "binned" else 1
+    if path == "binned":
+        cap = list_capacity(scene.radius, width, height, super_px, grid)
+    elif path == "sparse":
+        cap = list_capacity(scene.radius, width, height, tile, max(tiles))
+    else:
+        cap = 0
+    return FastPlan(path=path, width=width, height=height, n=n, tile=tile, tiles=tiles,
+                    cull_items=t["CULL_ITEMS"], super_grid=grid, super_px=super_px, items=items,
+                    chunk=chunk, chunks=chunks, capacity=cap if capacity is None else capacity,
+                    sparse_blocks=max(1, min(ceil_div(n, constants.BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
+                    tuning=t)

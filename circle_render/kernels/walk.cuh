@@ -1,0 +1,348 @@
+// The tile walk, shared by the draw kernels: one block composites one tile (FAST_TILE x
+// FAST_TILE pixels, PIXELS per thread) from a list of entries or from every circle, from the
+// LAST circle to the first: it culls CULL_ITEMS * BLOCK_THREADS circles per step (hits staged
+// in shared memory: cull_step), composites the hits front to back with transmittance T, each
+// warp its own sub-tile (runs of hits that cover it all folded first: fold_runs), and stops
+// once every pixel of the tile has T < T_EPS. "Over" is associative, so this equals serial
+// blending up to rounding and the at most T_EPS * max colour that the circles behind a
+// finished pixel would have added.
+#pragma once
+#include "shade.cuh"
+#include "scan.cuh"
+#include "tiles.cuh"
+#include "profile.cuh"
+
+constexpr int PIXELS = FAST_TILE * FAST_TILE / BLOCK_THREADS;
+// Each warp shades a SUB_W x SUB_H sub-tile: lane l takes column l % SUB_W and rows
+// l / SUB_W + 2p (p < PIXELS), so a thread's pixels share their column and a warp's are compact.
+constexpr int SUB_W = 16, SUB_H = 2 * PIXELS;
+static_assert(FAST_TILE % SUB_W == 0 && FAST_TILE % SUB_H == 0, "tiles split into sub-tiles");
+static_assert(FAST_TILE * FAST_TILE % BLOCK_THREADS == 0, "a tile is whole pixels per thread");
+
+// Does a circle reach the rectangle [x0, x1] x [y0, y1] of pixel centres? The distance from
+// its centre to the rectangle against its radius, with a margin for rounding: never false for
+// a circle that covers one of those pixels (tighter than its box; a few extra are harmless).
+__device__ __forceinline__ bool reaches(float4 c, float x0, float x1, float y0, float y1) {
+    const float dx = fmaxf(fmaxf(x0 - c.x, c.x - x1), 0.f);
+    const float dy = fmaxf(fmaxf(y0 - c.y, c.y - y1), 0.f);
+    return dx * dx + dy * dy <= c.w * c.w * 1.0001f;
+}
+
+// A step culls STEP = CULL_ITEMS * BLOCK_THREADS entries: thread t's item m is entry
+// k = top - 1 - (m * BLOCK_THREADS + t) (coalesced), so place m * BLOCK_THREADS + t in circle
+// order from the last one down. Each hit is staged in shared memory at its own place, and
+// each warp's ballot of item m says which of its 32 places hold one. After one barrier every
+// warp scans those ballots itself and finds the j-th hit's place by a binary search: no
+// compaction pass, no second barrier (hit_place).
+constexpr int STEP = CULL_ITEMS * BLOCK_THREADS;
+constexpr int WARPS = BLOCK_THREADS / 32;
+static_assert(1 <= CULL_ITEMS && CULL_ITEMS * WARPS <= 32, "one lane of a warp per ballot word");
+
+// What the cull needs of entry k: the list entry (index, packed box) as bits in x and y, or
+// the circle itself.
+template <bool LISTED>
+__device__ __forceinline__ float4 fetch_entry(const uint2* __restrict__ list,
+                                              const float4* __restrict__ circles, int k) {
+    if (!LISTED) return circles[k];
+    const uint2 e = list[k];
+    return make_float4(__uint_as_float(e.x), __uint_as_float(e.y), 0.f, 0.f);
+}
+
+// The staged hits of one step, by place: circles (snow: as they are; flat: (x, y, r^2, r)),
+// flat colours times alpha .5, and hits[m * WARPS + w]: warp w's ballot of item m.
+template <bool SNOW>
+struct Stage {
+    float4 circle[STEP];
+    float4 color[SNOW ? 1 : STEP];
+    unsigned hits[CULL_ITEMS * WARPS];
+};
+
+// Culls the step's entries against the tile (listed: the packed box holds the tile; not
+// listed: the circle reaches the tile's rectangle of pixel centres) and stages the hits.
+template <bool SNOW, bool LISTED>
+__device__ __forceinline__ void cull_step(
+        Stage<SNOW>& stage, const uint2* __restrict__ list,
+        const float4* __restrict__ circles, const float* __restrict__ colors, int top, int begin,
+        unsigned tile, float4 rect) {
+    float4 v[CULL_ITEMS];
+#pragma unroll
+    for (int m = 0; m < CULL_ITEMS; ++m) {
+        const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
+        if (k >= begin) v[m] = fetch_entry<LISTED>(list, circles, k);
+    }
+#pragma unroll
+    for (int m = 0; m < CULL_ITEMS; ++m) {
+        const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
+        const bool hit = k >= begin && (LISTED ? box_has_tile(__float_as_uint(v[m].y), tile)
+                                               : reaches(v[m], rect.x, rect.y, rect.z, rect.w));
+        const unsigned ballot = __ballot_sync(FULL, hit);
+        if ((threadIdx.x & 31) == 0) stage.hits[m * WARPS + (threadIdx.x >> 5)] = ballot;
+        if (hit) {
+            const int i = LISTED ? (int)__float_as_uint(v[m].x) : k;
+            const float4 c = LISTED ? circles[i] : v[m];
+            const int place = m * BLOCK_THREADS + (int)threadIdx.x;
+            if (SNOW) {
+                stage.circle[place] = c;
+            } else {
+                stage.circle[place] = make_float4(c.x, c.y, c.w * c.w, c.w);
+                stage.color[place] = make_float4(.5f * colors[3 * i], .5f * colors[3 * i + 1],
+                                                 .5f * colors[3 * i + 2], 0.f);
+            }
+        }
+    }
+}
+
+// The block's one stage, whichever walk_tile instance uses it.
+template <bool SNOW>
+__device__ __forceinline__ Stage<SNOW>& stage_memory() {
+    __shared__ Stage<SNOW> stage;
+    return stage;
+}
+
+// The staged hits in order, as every warp sees them: lane g holds ballot word g and `incl`,
+// the hits in words 0..g.
+struct StagedHits { unsigned word; int incl; };
+
+__device__ __forceinline__ StagedHits staged_hits(const unsigned* hits) {
+    const int lane = threadIdx.x & 31;
+    StagedHits h;
+    h.word = lane < CULL_ITEMS * WARPS ? hits[lane] : 0u;
+    h.incl = warp_inclusive_scan(__popc(h.word));
+    return h;
+}
+
+// Where ballot word g's 32 places start: word g is warp g % WARPS's ballot of item g / WARPS.
+__device__ __forceinline__ int word_base(int g) {
+    return g / WARPS * BLOCK_THREADS + g % WARPS * 32;
+}
+
+// The place of hit j (j < the hit count; every lane of the warp calls it, each with its j):
+// the word holding it by binary search over `incl`, then its bit within the word.
+__device__ __forceinline__ int hit_place(StagedHits h, int j) {
+    int g = 0;
+#pragma unroll
+    for (int s = 16; s; s >>= 1)
+        if (__shfl_sync(FULL, h.incl, g + s - 1) <= j) g += s;
+    unsigned word = __shfl_sync(FULL, h.word, g);
+    // its bit: words hold a hit or two a step, so dropping the lower ones beats __fns
+    for (int r = j - (__shfl_sync(FULL, h.incl, g) - __popc(word)); r > 0; --r) word &= word - 1u;
+    return word_base(g) + __ffs(word) - 1;
+}
+
+// Does a circle cover every pixel centre of [x0, x1] x [y0, y1] by the reference's test?
+// The rounded distance grows with |dx| and |dy| (each rounding is monotonic), so a pixel's is
+// at most the farthest corner's: testing the four corners is exact, not an estimate.
+__device__ __forceinline__ bool covers_rect(float4 c, float x0, float x1, float y0, float y1) {
+    const float dx0 = __fsub_rn(c.x, x0), dx1 = __fsub_rn(c.x, x1);
+    const float dy0 = __fsub_rn(c.y, y0), dy1 = __fsub_rn(c.y, y1);
+    const float dxx = fmaxf(__fmul_rn(dx0, dx0), __fmul_rn(dx1, dx1));
+    const float dyy = fmaxf(__fmul_rn(dy0, dy0), __fmul_rn(dy1, dy1));
+    return __fadd_rn(dxx, dyy) <= c.z;           // c.z: r^2 as the pixel test rounds it
+}
+
+// Runs of hits that cover a warp's whole sub-tile, folded across the warp's 32 hits: lane l
+// holds the run of full hits since the last partial hit before it (its colours composited
+// over transmittance 1, alpha .5 each) and T, what that run lets through (a power of two).
+struct Run { float3 color; float T; };
+
+__device__ __forceinline__ Run fold_runs(unsigned full_mask, unsigned partial_mask, bool full,
+                                         float4 col) {
+    const int lane = threadIdx.x & 31;
+    const unsigned before = (1u << lane) - 1u;
+    const unsigned partial_before = partial_mask & before;
+    const int start = partial_before ? 32 - __clz(partial_before) : 0;   // this lane's run starts
+    const int rank = __popc(full_mask & before & ~((1u << start) - 1u));   // full hits before it
+    const float weight = full ? __int_as_float((127 - rank) << 23) : 0.f;   // 2^-rank
+    Run r{make_float3(weight * col.x, weight * col.y, weight * col.z),
+          __int_as_float((127 - rank - (full ? 1 : 0)) << 23)};
+    if (!full_mask) return r;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {     // scan within runs
+        const float x = __shfl_up_sync(FULL, r.color.x, d);
+        const float y = __shfl_up_sync(FULL, r.color.y, d);
+        const float z = __shfl_up_sync(FULL, r.color.z, d);
+        if (lane - d >= start) {
+            r.color.x += x;
+            r.color.y += y;
+            r.color.z += z;
+        }
+    }
+    return r;
+}
+
+// Blends lane l's run (l warp-uniform; l's own hit included when full) into every pixel. T
+// times a power of two is exact.
+__device__ __forceinline__ void blend_run(float3 (&acc)[PIXELS], float (&T)[PIXELS], Run run, int l) {
+    const float run_T = __shfl_sync(FULL, run.T, l);
+    if (run_T == 1.f) return;
+    const float3 c = make_float3(__shfl_sync(FULL, run.color.x, l), __shfl_sync(FULL, run.color.y, l),
+                                 __shfl_sync(FULL, run.color.z, l));
+#pragma unroll
+    for (int p = 0; p < PIXELS; ++p) {
+        acc[p].x = fmaf(T[p], c.x, acc[p].x);
+        acc[p].y = fmaf(T[p], c.y, acc[p].y);
+        acc[p].z = fmaf(T[p], c.z, acc[p].z);
+        T[p] *= run_T;
+    }
+}
+
+// Flat alpha from T: T = 2^-k after k circles of alpha .5 (every update is exact), so the
+// alphas add up to k / 2, and k is T's exponent. Past 126 circles T is flushed to 0, whose bits
+// read k = 127: alpha 63.5.
+__device__ __forceinline__ float flat_alpha(float T) {
+    return .5f * (float)(127 - (__float_as_int(T) >> 23));
+}
+
+__device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
+    bool open = false;
+#pragma unroll
+    for (int p = 0; p < PIXELS; ++p) open |= T[p] >= T_EPS;
+    return open;
+}
+
+// One tile (pixels per thread: see SUB_W): walk entries [begin, end) of `list` (listed) or
+// circles [begin, end) from the last to the first, STEP a step, composite each step's hits
+// front to back, stop once every pixel has T < T_EPS. cleared != 0: the image behind is each
+// row's clear colour, else the image.
+template <bool SNOW, bool LISTED>
+__device__ __forceinline__ void walk_tile(
+        int2 t, const float4* __restrict__ circles, const float* __restrict__ colors,
+        const uint2* __restrict__ list, int begin, int end,
+        float4* __restrict__ image, const float4* __restrict__ rows, int cleared,
+        int width, int height) {
+    Stage<SNOW>& stage = stage_memory<SNOW>();
+    const unsigned tile = (unsigned)t.x * 0x0101u | (unsigned)t.y * 0x01010000u;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int sub_x = t.x * FAST_TILE + warp % (FAST_TILE / SUB_W) * SUB_W;
+    const int sub_y = t.y * FAST_TILE + warp / (FAST_TILE / SUB_W) * SUB_H;
+    const int x = sub_x + lane % SUB_W, y0 = sub_y + lane / SUB_W;
+    const float px = pixel_centre(x, width);
+    // the warp's pixel centres span [rect_x0, rect_x1] x [rect_y0, rect_y1]
+    const float rect_x0 = pixel_centre(sub_x, width), rect_x1 = pixel_centre(sub_x + SUB_W - 1, width);
+    const float rect_y0 = pixel_centre(sub_y, height), rect_y1 = pixel_centre(sub_y + SUB_H - 1, height);
+    float py[PIXELS], T[PIXELS], alpha_sum[SNOW ? PIXELS : 1];
+    float3 acc[PIXELS];
+#pragma unroll
+    for (int p = 0; p < PIXELS; ++p) {
+        const int y = y0 + 2 * p;
+        py[p] = pixel_centre(y, height);
+        T[p] = x < width && y < height ? 1.f : 0.f;
+        if (SNOW) alpha_sum[p] = 0.f;
+        acc[p] = make_float3(0.f, 0.f, 0.f);
+    }
+
+    // the tile's pixel centres, for the cull of circles that are not listed
+    const int last_x = min(t.x * FAST_TILE + FAST_TILE, width) - 1;
+    const int last_y = min(t.y * FAST_TILE + FAST_TILE, height) - 1;
+    const float4 tile_rect = make_float4(pixel_centre(t.x * FAST_TILE, width), pixel_centre(last_x, width),
+                                         pixel_centre(t.y * FAST_TILE, height), pixel_centre(last_y, height));
+    for (int top = end; top > begin; top -= STEP) {
+        cull_step<SNOW, LISTED>(stage, list, circles, colors, top, begin, tile, tile_rect);
+        __syncthreads();
+        bool open = any_open(T);
+        if (SNOW) {
+            // each thread runs through the staged hits in order, stopping once its pixels are done
+            for (int g = 0; g < CULL_ITEMS * WARPS && open; ++g) {
+                for (unsigned mask = stage.hits[g]; mask && open; mask &= mask - 1) {
+                    const float4 cj = stage.circle[word_base(g) + __ffs(mask) - 1];
+                    PROFILE_STEP_HIT
+                    const float dx = __fsub_rn(cj.x, px);
+                    const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column
+                    open = false;
+#pragma unroll
+                    for (int p = 0; p < PIXELS; ++p) {
+                        if (T[p] < T_EPS) continue;
+                        const float dy = __fsub_rn(cj.y, py[p]);
+                        const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
+                        if (d2 <= cj.w * cj.w) {
+                            float a;
+                            float3 col;
+                            snow_shade(d2, cj, a, col);
+                            const float w = T[p] * a;
+                            acc[p].x += w * col.x;
+                            acc[p].y += w * col.y;
+                            acc[p].z += w * col.z;
+                            T[p] *= 1.f - a;
+                            alpha_sum[p] += a;
+                        }
+                        open |= T[p] >= T_EPS;
+                    }
+                }
+            }
+        } else {
+            // Warp by warp, 32 hits at a time, one per lane, in order: each lane tests its hit
+            // against the warp's sub-tile: does the circle reach it (distance from its centre
+            // to the rectangle of pixel centres, with a margin for rounding), and does it cover
+            // all of it (covers_rect, exact). With several pixels a thread, the hits that
+            // cover it all need no per-pixel test: each run of them between two partial hits
+            // is folded across the lanes into one colour and one transmittance (fold_runs),
+            // and the warp's loop visits only the partial hits, blending the run before each
+            // into every pixel at once (4 operations a pixel). Partial hits are blended
+            // branch-free, so the pixels are independent chains. Alpha is .5, so T stays a
+            // power of two and every T update is exact.
+            const StagedHits staged = staged_hits(stage.hits);
+            const int count = __shfl_sync(FULL, staged.incl, 31);
+            open = __any_sync(FULL, open);
+            for (int j0 = 0; j0 < count && open; j0 += 32) {
+                const int at = hit_place(staged, min(j0 + lane, count - 1));
+                bool near = false, full = false;
+                float4 col = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (j0 + lane < count) {
+                    const float4 c = stage.circle[at];
+                    near = reaches(c, rect_x0, rect_x1, rect_y0, rect_y1);
+                    full = PIXELS > 1 && near && covers_rect(c, rect_x0, rect_x1, rect_y0, rect_y1);
+                    if (full) col = stage.color[at];
+                }
+                const unsigned full_mask = __ballot_sync(FULL, full);
+                const unsigned partial_mask = __ballot_sync(FULL, near) & ~full_mask;
+                const Run run = fold_runs(full_mask, partial_mask, full, col);
+                int partials = 0;
+                for (unsigned mask = partial_mask; mask; mask &= mask - 1) {
+                    const int b = __ffs(mask) - 1;
+                    blend_run(acc, T, run, b);              // the run just before hit b, if any
+                    PROFILE_STEP_HIT
+                    const int place = __shfl_sync(FULL, at, b);
+                    const float4 cj = stage.circle[place];
+                    const float4 cb = stage.color[place];
+                    const float dx = __fsub_rn(cj.x, px);
+                    const float dxx = __fmul_rn(dx, dx);
+#pragma unroll
+                    for (int p = 0; p < PIXELS; ++p) {
+                        const float dy = __fsub_rn(cj.y, py[p]);
+                        const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
+                        const float w = d2 <= cj.z ? T[p] : 0.f;
+                        acc[p].x = fmaf(w, cb.x, acc[p].x);
+                        acc[p].y = fmaf(w, cb.y, acc[p].y);
+                        acc[p].z = fmaf(w, cb.z, acc[p].z);
+                        T[p] = fmaf(-.5f, w, T[p]);
+                    }
+                    if (++partials % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) break;
+                }
+                // the run after the last partial hit (held by lane 31, unless that is partial)
+                if (!(partial_mask >> 31)) blend_run(acc, T, run, 31);
+                open = __any_sync(FULL, any_open(T));
+            }
+        }
+        PROFILE_STEP
+        if (__syncthreads_and(!open)) break;     // also guards the stage's reuse
+    }
+    // flat: every load before the first store (the stores may alias the loads, so they would
+    // not be reordered, and each pixel would wait for its own load); snow holds more values
+    // at this point, and loads as it stores
+    const auto behind_at = [&](int px_x, int px_y) { return cleared ? rows[px_y] : image[px_y * width + px_x]; };
+    float4 behind[PIXELS];
+    if (!SNOW) {
+#pragma unroll
+        for (int p = 0; p < PIXELS; ++p) behind[p] = behind_at(min(x, width - 1), min(y0 + 2 * p, height - 1));
+    }
+#pragma unroll
+    for (int p = 0; p < PIXELS; ++p) {
+        const int y = y0 + 2 * p;
+        if (x < width && y < height) {
+            if (SNOW) behind[p] = behind_at(x, y);
+            const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);
+            image[y * width + x] = make_float4(acc[p].x + T[p] * behind[p].x, acc[p].y + T[p] * behind[p].y,
+                                               acc[p].z + T[p] * behind[p].z, behind[p].w + alpha);
+        }
+    }
+}

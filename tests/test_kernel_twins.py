@@ -1,0 +1,161 @@
+"""Each kernel file against its NumPy twin (circle_render/twins/), stage by stage, on the GPU:
+integer stages exactly, images within what the twin says the kernel may differ by."""
+import numpy as np
+import pytest
+
+from circle_render.cpu.animation import advance
+from circle_render.scenes import make_scene
+from circle_render.twins import animate, bin as B, clear, draw, render_tiled, sparse as S
+from circle_render.twins.tiles import pack_tile_box
+
+pytestmark = pytest.mark.gpu
+
+
+def _fast(scene, size, **options):
+    from circle_render.cuda.fast import FastCudaRenderer
+    r = FastCudaRenderer(**options)
+    r.load(scene, size, size)
+    return r
+
+
+def _run(r, *names):
+    """Run the launches of ``render()`` whose "stage/kernel" name is listed, in order."""
+    launches = dict(r.kernel_launches())
+    for name in names:
+        launches[name]()
+    r.synchronize()
+
+
+# ---- bin.cu ----
+
+BIN_CASES = [("rand100k", 64, {}), ("rand100k", 517, {}), ("snow", 1024, {}), ("micro2M", 1024, {}),
+             ("rand10k", 517, {"SUPER_GRID": 4, "FAST_TILE": 16}), ("rand100k", 1024, {"SUPER_GRID": 6})]
+
+
+def _bin_twin(s, r):
+    p = r.plan
+    touch = B.super_touch(s.position, s.radius, p.width, p.height, p.tile, p.super_px, p.super_grid)
+    return touch, pack_tile_box(s.position, s.radius, p.width, p.height, p.tile)
+
+
+@pytest.mark.parametrize("scene,size,tuning", BIN_CASES)
+def test_bin_count_alone_equals_its_twin(scene, size, tuning):
+    s = make_scene(scene)
+    r = _fast(s, size, binned=True, sparse=False, tuning=tuning)
+    _run(r, "bin/bin_count")
+    touch, _ = _bin_twin(s, r)
+    counts, warp_offsets = B.bin_count(touch, r.plan.chunk)
+    assert np.array_equal(r.counts.get(), counts)
+    assert np.array_equal(r.warp_offsets.get(), warp_offsets)
+
+
+@pytest.mark.parametrize("scene,size,tuning", BIN_CASES)
+def test_bin_scan_and_emit_equal_their_twins(scene, size, tuning):
+    s = make_scene(scene)
+    r = _fast(s, size, binned=True, sparse=False, tuning=tuning)
+    r.advance()
+    advance(s)
+    r.run_stage("bin")
+    r.synchronize()
+    touch, boxes = _bin_twin(s, r)
+    counts, _ = B.bin_count(touch, r.plan.chunk)
+    prefix, totals = B.bin_scan(counts, r.plan.super_grid ** 2)
+    got_prefix, got_totals, got_list = r.binned_lists()
+    assert np.array_equal(got_prefix.reshape(-1), prefix)
+    assert np.array_equal(got_totals, totals)
+    entries = B.bin_emit(touch, boxes)
+    assert np.array_equal(got_list[:len(entries)], entries)
+
+
+# ---- draw.cu ----
+
+@pytest.mark.parametrize("scene,size,options", [
+    ("rgb", 32, {}), ("rgby", 64, {}), ("pattern", 96, {}), ("rand10k", 64, {}),
+    ("snow", 64, {"binned": True}), ("rand100k", 48, {}), ("biglittle", 40, {"tuning": {"FAST_TILE": 16}})])
+def test_render_fast_small_cases_equal_their_twin(scene, size, options):
+    s = make_scene(scene)
+    r = _fast(s, size, **options)
+    r.clear(); r.advance(); r.render()
+    want = draw.render_fast(make_scene(scene), size, size, steps=1)
+    assert np.abs(r.get_image()[..., :3] - want[..., :3]).max() <= draw.tolerance(s)
+
+
+# ---- sparse.cu ----
+
+@pytest.mark.parametrize("scene,size", [("micro2M", 1024), ("micro2M", 517), ("rand100k", 64),
+                                        ("fireworks", 256)])
+def test_sparse_bin_equals_its_twin(scene, size):
+    s = make_scene(scene)
+    r = _fast(s, size, sparse=True)
+    tx, ty = r.plan.tiles
+    boxes = pack_tile_box(s.position, s.radius, size, size, r.plan.tile)
+    _run(r, "sparse_bin/tile_count")                      # tile_count alone
+    assert np.array_equal(r.tile_counts.get(), S.tile_count(boxes, tx, ty))
+    r.advance()
+    advance(s)
+    boxes = pack_tile_box(s.position, s.radius, size, size, r.plan.tile)
+    r.tile_counts.fill(0)
+    r.run_stage("sparse_bin")
+    r.synchronize()
+    starts, ends, entries = r.sparse_lists()
+    want_starts, _ = S.tile_scan(S.tile_count(boxes, tx, ty))
+    assert np.array_equal(starts, want_starts)
+    assert np.array_equal(ends, want_starts[1:])          # each cursor ran to the next start
+    for t, want in enumerate(S.tile_emit(boxes, tx, ty)):  # written in no particular order
+        assert np.array_equal(np.sort(entries[starts[t]:ends[t]]), want), f"tile {t}"
+    assert not r.tile_counts.get().any()                  # zeroed for the next frame
+
+
+@pytest.mark.parametrize("scene,size", [("fireworks", 256), ("micro2M", 200)])
+def test_render_sparse_is_serial_order(scene, size):
+    s = make_scene(scene)
+    r = _fast(s, size, sparse=True)
+    r.clear(); r.advance(); r.render()
+    assert np.abs(r.get_image() - S.render_sparse(make_scene(scene), size, size, steps=1)).max() < 1e-6
+
+
+# ---- animate.cu ----
+
+@pytest.mark.parametrize("scene,steps", [("hypnosis", 100), ("bouncingballs", 300), ("fireworks", 300),
+                                         ("snow", 2000)])
+def test_animation_steps_equal_their_twins_exactly(scene, steps):
+    from circle_render.cuda.device_scene import DeviceScene
+    cpu = make_scene(scene)
+    gpu = DeviceScene(make_scene(scene))
+    step = getattr(animate, f"step_{scene}")
+    for _ in range(steps):
+        step(cpu)
+        gpu.advance()
+    got = gpu.to_scene()
+    for field in ("position", "velocity", "radius"):
+        assert np.array_equal(getattr(got, field), getattr(cpu, field)), field
+
+
+# ---- clear.cu ----
+
+@pytest.mark.parametrize("scene", ["rgb", "snow"])
+@pytest.mark.parametrize("size", [517, 64])
+def test_clear_image_equals_its_twin(scene, size):
+    from circle_render.cuda.device_scene import DeviceImage
+    s = make_scene(scene)
+    img = DeviceImage(size, size, s.shading)
+    img.pixels.fill(np.nan)
+    img.clear()
+    assert np.array_equal(img.pixels.get(), clear.clear_image(size, size, s.shading))
+
+
+# ---- render_tiled.cu ----
+
+@pytest.mark.parametrize("scene,size,exact", [("rgb", 64, True), ("pattern", 77, True),
+                                              ("rand10k", 96, True), ("snowsingle", 64, False)])
+def test_render_tiled_equals_its_twin(scene, size, exact):
+    from circle_render.cuda.tiled import TiledCudaRenderer
+    s = make_scene(scene)
+    r = TiledCudaRenderer()
+    r.load(s, size, size)
+    r.clear(); r.advance(); r.render()
+    got, want = r.get_image(), render_tiled.render_tiled(make_scene(scene), size, size, steps=1)
+    if exact:       # flat shading rounds every operation as the reference does
+        assert np.array_equal(got, want)
+    else:           # snow: CUDA's expf against the reference's exp
+        assert np.abs(got - want).max() < 1e-6

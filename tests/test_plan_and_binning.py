@@ -1,0 +1,133 @@
+"""The fast renderer's plan (host arithmetic) and the NumPy twins of its binning kernels:
+sizes, lists, capacity bounds (no GPU needed)."""
+import numpy as np
+import pytest
+
+from circle_render.constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS, BLOCK_THREADS, FAST_TILE, SUPER_GRID
+from circle_render.cpu.animation import advance
+from circle_render.cpu.shading import circle_bounds
+from circle_render.cuda import plan as P
+from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.twins import bin as B
+from circle_render.twins import sparse as S
+from circle_render.twins.tiles import pack_tile_box, unpack_tile_box
+from circle_render.util import ceil_div
+
+
+@pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 96), (64, 32), (4096, 512)])
+def test_supertile_px_is_whole_tiles_covering_the_image(size, expected):
+    px = P.supertile_px(size, size, FAST_TILE, SUPER_GRID)
+    assert px == expected
+    assert px % FAST_TILE == 0 and px * SUPER_GRID >= size
+
+
+def _touch(scene, size, tile=FAST_TILE, grid=SUPER_GRID):
+    px = P.supertile_px(size, size, tile, grid)
+    return B.super_touch(scene.position, scene.radius, size, size, tile, px, grid), px
+
+
+@pytest.mark.parametrize("scene", ["rand10k", "snow", "biglittle", "pattern"])
+@pytest.mark.parametrize("size,tile,grid", [(64, 32, 8), (517, 32, 8), (517, 16, 4)])
+def test_every_tile_finds_its_circles_in_its_supertile_list(scene, size, tile, grid):
+    s = make_scene(scene)
+    advance(s)
+    touch, px = _touch(s, size, tile, grid)
+    boxes = pack_tile_box(s.position, s.radius, size, size, tile)
+    entries = B.bin_emit(touch, boxes)
+    starts = np.concatenate([[0], np.cumsum(touch.sum(axis=1))])
+    x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
+    for ty in range(0, size, tile * 3):
+        for tx in range(0, size, tile * 3):
+            need = np.nonzero((x0 < min(tx + tile, size)) & (x1 > tx) & (y0 < min(ty + tile, size))
+                              & (y1 > ty) & (x0 < x1) & (y0 < y1))[0]
+            st = (ty // px) * grid + tx // px
+            listed = entries[starts[st]:starts[st + 1], 0]
+            assert np.all(np.diff(listed.astype(np.int64)) > 0), "lists are in circle order"
+            assert np.isin(need, listed).all()
+            assert np.array_equal(entries[starts[st]:starts[st + 1], 1], boxes[listed])
+
+
+@pytest.mark.parametrize("scene", ["rand10k", "snow", "micro2M"])
+def test_counts_offsets_and_lists_agree(scene):
+    s = make_scene(scene)
+    touch, _ = _touch(s, 256)
+    chunk = BIN_THREADS * P.items_per_thread(s.n)
+    counts, warp_offsets = B.bin_count(touch, chunk)
+    prefix, totals = B.bin_scan(counts, SUPER_GRID ** 2)
+    chunks = ceil_div(s.n, chunk)
+    assert counts.shape == (SUPER_GRID ** 2 * chunks,) and warp_offsets.shape == (chunks * 8 * SUPER_GRID ** 2,)
+    assert list(totals) == list(touch.sum(axis=1))
+    rows, pre = counts.reshape(SUPER_GRID ** 2, chunks), prefix.reshape(SUPER_GRID ** 2, chunks)
+    assert np.array_equal(pre[:, 0], np.zeros(SUPER_GRID ** 2))
+    assert np.array_equal(pre[:, -1] + rows[:, -1], totals)
+    # a warp's offset counts the circles of its chunk's earlier warps, checked by hand for a few
+    w = warp_offsets.reshape(chunks, 8, SUPER_GRID ** 2)
+    for b, warp, st in [(0, 0, 0), (0, 3, 9), (chunks - 1, 7, 63), (chunks // 2, 5, 27)]:
+        lo = b * chunk
+        assert w[b, warp, st] == touch[st, lo:lo + warp * chunk // 8].sum()
+
+
+@pytest.mark.parametrize("scene", SCENE_NAMES)
+@pytest.mark.parametrize("size", [64, 517, 1024])
+def test_capacity_bounds_the_lists_over_the_animation(scene, size):
+    s = make_scene(scene)
+    plan = P.plan_fast(s, size, size, binned=True, sparse=False)
+    cap = P.list_capacity(s.radius, size, size, plan.super_px, plan.super_grid)
+    # hypnosis grows its radii, so its load-time bound holds for the loaded frame only (the
+    # renderer falls back to walking every circle when a list overflows)
+    steps = 0 if scene == "hypnosis" else 3 if s.animation else 0
+    for step in range(steps + 1):
+        touch, _ = _touch(s, size, plan.tile, plan.super_grid)
+        assert touch.sum() <= cap, f"step {step}"
+        advance(s)
+
+
+def test_items_per_thread_fills_the_gpu_and_keeps_the_counts_small():
+    assert P.items_per_thread(10) == 1
+    assert P.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS) == 1
+    assert P.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS + 1) == 2
+    assert P.items_per_thread(2_000_000) == 8
+    assert P.items_per_thread(10**9) == BIN_MAX_ITEMS
+
+
+@pytest.mark.parametrize("size", [64, 517, 1024, 4096])
+def test_tile_boxes_hold_exactly_the_tiles_a_pixel_box_touches(size):
+    s = make_scene("rand10k")
+    x0b, x1b, y0b, y1b = unpack_tile_box(pack_tile_box(s.position, s.radius, size, size, FAST_TILE))
+    x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
+    full = (x0 < x1) & (y0 < y1)
+    for t in range(0, ceil_div(size, FAST_TILE), 5):          # tile column/row t
+        lo, hi = t * FAST_TILE, min((t + 1) * FAST_TILE, size)
+        assert np.array_equal((x0b <= t) & (t <= x1b), full & (x0 < hi) & (x1 > lo))
+        assert np.array_equal((y0b <= t) & (t <= y1b), full & (y0 < hi) & (y1 > lo))
+
+
+def test_sparse_path_is_chosen_by_depth():
+    # micro2M covers about 6.3 circles a pixel: per-pixel lists; everything else walks tiles
+    for name, path in [("micro2M", "sparse"), ("rand1M", "binned"), ("snowsingle", "binned"),
+                       ("rand10k", "walk"), ("fireworks", "walk")]:
+        plan = P.plan_fast(make_scene(name), 1024, 1024)
+        assert plan.path == path, name
+        if path == "sparse":
+            assert plan.tile * plan.tile == BLOCK_THREADS    # a pixel a thread
+    assert abs(P.mean_depth(make_scene("micro2M").radius) - 2e6 * np.pi * 1e-6) < 0.01
+
+
+def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
+    s = make_scene("rand10k")
+    size, tile = 200, 16
+    tiles_x = ceil_div(size, tile)
+    boxes = pack_tile_box(s.position, s.radius, size, size, tile)
+    lists = S.tile_emit(boxes, tiles_x, tiles_x)
+    counts = S.tile_count(boxes, tiles_x, tiles_x)
+    starts, cursors = S.tile_scan(counts)
+    assert [len(x) for x in lists] == counts.tolist() and starts[-1] == counts.sum()
+    assert np.array_equal(cursors, starts[:-1])
+    for i in range(0, s.n, 997):
+        b = int(boxes[i])
+        if b == 0xFF:
+            assert not any(i in lst for lst in lists)
+            continue
+        want = {ty * tiles_x + tx for ty in range((b >> 16) & 255, (b >> 24) + 1)
+                for tx in range(b & 255, ((b >> 8) & 255) + 1)}
+        assert {t for t, lst in enumerate(lists) if i in lst} == want
