@@ -1,3 +1,5 @@
+import time
+
 import numpy as np
 
 from circle_render.cpu.animation import advance
@@ -42,8 +44,9 @@ def test_snow_falls_and_respawns_at_top():
     for _ in range(400):
         advance(s)
     assert np.all(np.isfinite(s.position)) and np.all(np.isfinite(s.velocity))
-    assert (s.position[:, 1] < start[:, 1]).mean() > 0.9
-    assert s.position[:, 1].min() >= -s.radius.max()
+    assert (s.position[:, 1] < start[:, 1]).mean() > 0.8
+    assert s.position[:, 1].min() >= -s.radius.max()             # gone below: back at the top
+    assert np.any(s.position[:, 1] == np.float32(1.35) + s.radius)
 
 
 def test_still_scenes_do_not_move():
@@ -54,20 +57,24 @@ def test_still_scenes_do_not_move():
 
 
 class Counting:
-    """A renderer that counts animation steps per frame."""
+    """A renderer that counts animation steps per frame; its render takes 2 ms."""
     name = "counting"
 
     def __init__(self):
         self.steps, self.seen = 0, []
 
     def clear(self): pass
-    def render(self): self.seen.append(self.steps)
+    def render(self):
+        self.seen.append(self.steps)
+        time.sleep(0.002)
     def advance(self): self.steps += 1
     def synchronize(self): pass
 
 
-def test_frame_k_has_had_k_plus_one_steps():
+def test_frame_k_has_had_k_plus_one_steps_and_each_phase_is_timed():
     r = Counting()
     times = run_frames(r, 3, 6)
     assert r.seen == [4, 5, 6]
-    assert len(times.total) == 3 and all(t >= 0 for t in times.total)
+    assert len(times.render) == 3 and all(2.0 <= t < 200 for t in times.render)
+    assert times.total == [c + a + r for c, a, r in zip(times.clear, times.advance, times.render)]
+    assert all(c < 2.0 for c in times.clear)

@@ -1,20 +1,20 @@
 import numpy as np
 import pytest
 
-from circle_render.golden.make import GOLDEN_SIZE, golden_path
+from circle_render.golden.make import GOLDEN_SIZE, golden_cases, golden_path
 from circle_render.cpu import reference as R
 from circle_render.io.images import read_image
 from circle_render.cpu.reference import CpuRenderer, reference_image
 from circle_render.cpu.shading import FLAT_ALPHA, clear_image, snow_alpha_color, to_bytes
-from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.scenes import make_scene
 
 f32 = np.float32
 
 
-@pytest.mark.parametrize("name", SCENE_NAMES)
-def test_golden_images_reproduced_exactly(name):
-    img = reference_image(make_scene(name, 0), GOLDEN_SIZE, GOLDEN_SIZE)
-    assert np.array_equal(to_bytes(img), read_image(golden_path(name)))
+@pytest.mark.parametrize("name,frame", golden_cases())
+def test_golden_images_reproduced_exactly(name, frame):
+    img = reference_image(make_scene(name, 0), GOLDEN_SIZE, GOLDEN_SIZE, steps=frame + 1)
+    assert np.array_equal(to_bytes(img), read_image(golden_path(name, frame)))
 
 
 @pytest.mark.parametrize("name,size", [("rand10k", 96), ("snowsingle", 64), ("pattern", 77)])

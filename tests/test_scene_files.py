@@ -19,7 +19,7 @@ GOOD_CIRCLES = "circle-render scene 1\nshading flat\ncount 2\n0.5 0.5 0.5 0.2 1 
 
 @pytest.mark.parametrize("scene,suffix", [("rgb", ".circles"), ("pattern", ".circles"),
                                           ("fireworks", ".circles"), ("snowsingle", ".par"),
-                                          ("snowsingle", ".circles"), ("snow", ".par")])
+                                          ("snowsingle", ".circles"), ("snow", ".circles")])
 def test_saved_scene_reloads_to_the_same_circles_and_image(tmp_path, scene, suffix):
     original = make_scene(scene, seed=3)
     s = original.copy()
@@ -30,6 +30,21 @@ def test_saved_scene_reloads_to_the_same_circles_and_image(tmp_path, scene, suff
     if suffix == ".circles":
         assert np.array_equal(loaded.color, s.color)
     assert np.array_equal(reference_image(loaded, 64, 64), reference_image(original, 64, 64))
+
+
+def test_par_is_the_course_format_six_decimals(tmp_path):
+    # a scene off the six-decimal grid comes back rounded to it, and draws within the course's check
+    s = make_scene("snow", seed=3)
+    for _ in range(300):
+        advance(s)
+    loaded = load_scene(save_scene(s, tmp_path / "x.par"))
+    assert (tmp_path / "x.par").read_text().splitlines()[1].count("   ") == 2
+    half = 5e-7 + 2.5e-7                  # half the sixth decimal, plus float32 rounding near 2
+    assert np.abs(loaded.position - s.position).max() <= half
+    assert np.abs(loaded.radius - s.radius).max() <= half
+    from circle_render.course import compare
+    s.animation = None
+    assert compare(reference_image(s, 128, 128), reference_image(loaded, 128, 128)).passed
 
 
 def test_par_renders_with_snow_shading_and_clear(tmp_path):

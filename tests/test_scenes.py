@@ -76,7 +76,8 @@ def test_pattern_grids():
     assert s.position[16, 1] - s.position[0, 1] == np.float32(1 / 16)
 
 
-def test_snow_starts_above_snowsingle_on_screen():
-    assert np.all(make_scene("snow").position[:, 1] > 1)
+def test_snow_starts_above_the_screen_and_snowsingle_has_fallen_into_it():
+    s = make_scene("snow")
+    assert np.all(s.position[:, 1] > 1) and s.animation == "snow"
     y = make_scene("snowsingle").position[:, 1]
-    assert y.min() >= 0 and y.max() <= 1
+    assert ((y > 0) & (y < 1)).sum() > 10_000 and y.max() > 1

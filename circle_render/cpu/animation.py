@@ -10,7 +10,7 @@ import numpy as np
 from circle_render.scenes.generators import FIREWORKS
 from circle_render.scenes.scene import Scene
 
-from circle_render.cpu.noise import hash_u32, unit_float, value_noise
+from circle_render.cpu.cell_noise import cell_noise
 
 f32 = np.float32
 DT = f32(1) / f32(60)
@@ -20,10 +20,11 @@ GRAVITY, BOUNCE, STOP_EPS = f32(-2.8), f32(-0.8), f32(0.001)
 # fireworks
 SPARK_RANGE = f32(0.25)
 # snow
-SNOW_GRAVITY, SNOW_DRAG = f32(-1.8), f32(2.0)
-SNOW_NOISE_X, SNOW_NOISE_Y, SNOW_NOISE_FREQ = f32(7.5), f32(5.0), f32(6.0)
-SNOW_RESPAWN_Y, SNOW_RESPAWN_VX = f32(1.35), f32(0.2)
-
+SNOW_GRAVITY, SNOW_DRAG = f32(-1.8), f32(-2)                 # drag: d = -2 * v
+SNOW_MIN_SCALE = f32(0.1)                                    # s = clamp(1 - z, 0.1, 1)
+SNOW_NOISE_POS, SNOW_NOISE_DEPTH, SNOW_RESPAWN_NOISE = f32(10), f32(255), f32(255)
+SNOW_NOISE_X, SNOW_NOISE_Y = f32(7.5), f32(5.0)
+SNOW_RESPAWN_X, SNOW_RESPAWN_Y, SNOW_RESPAWN_VX = f32(0.5), f32(1.35), f32(2)
 
 def step_hypnosis(scene: Scene) -> None:
     r = scene.radius
@@ -56,26 +57,30 @@ def step_fireworks(scene: Scene) -> None:
 
 
 def step_snow(scene: Scene) -> None:
+    """One step of the course's snow (shared/spec/course-facts.md, "Snow motion"), every
+    operation a float32 multiply or add, in the facts' order."""
     p, v, r = scene.position, scene.velocity, scene.radius
     x, y, z = p[:, 0], p[:, 1], p[:, 2]
-    scale = np.clip(f32(1) - z, f32(0.1), f32(1))
-    nx = value_noise(x * SNOW_NOISE_FREQ, y * SNOW_NOISE_FREQ, 0)
-    ny = value_noise(x * SNOW_NOISE_FREQ, y * SNOW_NOISE_FREQ, 1)
-    ax = scale * (SNOW_NOISE_X * nx) - SNOW_DRAG * v[:, 0]
-    ay = scale * (SNOW_GRAVITY + SNOW_NOISE_Y * ny) - SNOW_DRAG * v[:, 1]
-    vx = v[:, 0] + ax * DT
-    vy = v[:, 1] + ay * DT
-    nxp = x + vx * DT
-    nyp = y + vy * DT
-    gone = (nxp < -r) | (nxp > f32(1) + r) | (nyp < -r)
-    # re-entry point: a hash of the flake's index and position bits, so it is reproducible
-    h = hash_u32(np.arange(len(r), dtype=np.uint32) ^ hash_u32(nxp.view(np.uint32) ^ nyp.view(np.uint32)))
-    rx = unit_float(h)
-    rvx = (unit_float(hash_u32(h)) - f32(0.5)) * SNOW_RESPAWN_VX
-    p[:, 0] = np.where(gone, rx, nxp)
-    p[:, 1] = np.where(gone, SNOW_RESPAWN_Y + r, nyp)
-    v[:, 0] = np.where(gone, rvx, vx)
-    v[:, 1] = np.where(gone, f32(0), vy)
+    vx, vy, vz = v[:, 0], v[:, 1], v[:, 2]
+    i = np.arange(scene.n)
+    s = np.clip(f32(1) - z, SNOW_MIN_SCALE, f32(1))                                      # 1
+    nx, ny = cell_noise(SNOW_NOISE_POS * x, SNOW_NOISE_POS * y, SNOW_NOISE_DEPTH * z, i)  # 2
+    nx, ny = nx * SNOW_NOISE_X, ny * SNOW_NOISE_Y
+    dx, dy = SNOW_DRAG * vx, SNOW_DRAG * vy                                              # 3
+    x = x + vx * DT                                                                       # 4
+    y = y + vy * DT
+    z = z + vz * DT
+    vx = vx + s * (nx + dx) * DT                                                          # 5
+    vy = vy + s * ((SNOW_GRAVITY + ny) + dy) * DT
+    gone = (y + r < f32(0)) | (x + r < f32(0)) | (x - r > f32(1))                          # 6
+    qx, qy = cell_noise(SNOW_RESPAWN_NOISE * x[gone], SNOW_RESPAWN_NOISE * y[gone],
+                        SNOW_RESPAWN_NOISE * z[gone], i[gone])
+    x[gone] = SNOW_RESPAWN_X + SNOW_RESPAWN_X * qx
+    y[gone] = SNOW_RESPAWN_Y + r[gone]
+    vx[gone] = SNOW_RESPAWN_VX * qy
+    vy[gone] = f32(0)
+    p[:, 0], p[:, 1], p[:, 2] = x, y, z
+    v[:, 0], v[:, 1] = vx, vy
 
 
 STEPS = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from circle_render.constants import ANIMATE_THREADS, CLEAR_THREADS
+from circle_render.cpu.cell_noise import noise_tables
 from circle_render.cpu.shading import clear_rows
 from circle_render.cuda.module import Graph, Launch, load_module
 from circle_render.scenes.generators import FIREWORKS
@@ -37,6 +38,13 @@ class DeviceScene:
             args = (self.circles, self.velocity, self.extra["spark_start"], self.extra["spark_velocity"],
                     i32(FIREWORKS), i32(sparks // FIREWORKS))
             count = sparks
+        elif kind == "snow":
+            import cupy as cp
+            px, py, values = noise_tables()
+            self.noise_perm = cp.asarray(np.concatenate([px, py]).astype(np.int32))
+            self.noise_values = cp.asarray(values)
+            args = (self.circles, self.velocity, i32(self.n), self.noise_perm, self.noise_values)
+            count = self.n
         else:
             args = (self.circles, i32(self.n)) if kind == "hypnosis" else (self.circles, self.velocity, i32(self.n))
             count = self.n

@@ -193,13 +193,22 @@ def _header(path, text: str):
 def load_scene(path: str | Path) -> Scene:
     """Load a ``.par`` or ``.circles`` file (told apart by its first line) as a still Scene."""
     path = Path(path)
-    text = _read_text(path)
-    first_line = text.split("\n", 1)[0]
-    name = path.stem or "scene"
+    return parse_scene(_read_text(path), path.stem or "scene", path)
+
+
+def parse_scene(text: str, name: str, path="scene") -> Scene:
+    """A scene file's text as a still Scene; ``path`` names the file in error messages."""
     if _first_content(text).startswith("circle-render"):
         shading, count, start = _header(path, text)
         t = _rows(path, text, start, count, CIRCLES_FIELDS)
         return Scene(name, t[:, 0:3], t[:, 3], t[:, 4:7], shading=shading)
+    return parse_par(text, name, path)
+
+
+def parse_par(text: str, name: str, path="scene") -> Scene:
+    """The course's particle file (``.par``) as a still, snow-shaded Scene: each field parsed to
+    the nearest float32, as the course reads it."""
+    first_line = text.split("\n", 1)[0]
     if not _content(first_line):
         raise SceneFileError(path, 1, "a .par file starts with the circle count on line 1")
     count = _count(path, 1, _content(first_line))
@@ -221,14 +230,24 @@ def _format(table: np.ndarray) -> str:
     return buf.getvalue()
 
 
+def par_text(scene: Scene) -> str:
+    """The course's particle file: the count, then per circle ``x y z   vx vy vz   radius`` with
+    six decimals (C's "%f", which Python's "%f" matches: both round the exact binary value)."""
+    table = np.concatenate([scene.position, scene.velocity, scene.radius[:, None]], axis=1)
+    buf = io.StringIO()
+    buf.write(f"{scene.n}\n")
+    np.savetxt(buf, table.astype(np.float64), fmt="%f %f %f   %f %f %f   %f")
+    return buf.getvalue()
+
+
 def scene_text(scene: Scene, suffix: str) -> str:
-    """The text of ``scene`` in the format named by ``suffix`` (``.par`` or ``.circles``)."""
+    """The text of ``scene`` in the format named by ``suffix``: ``.par`` (the course's, six
+    decimals a field) or ``.circles`` (this project's, exact for float32)."""
     if suffix == PAR:
         if scene.shading != SNOW:
             raise SceneSaveError(f"a .par file always renders with the snow shading; scene "
-                             f"{scene.name!r} uses {scene.shading!r} shading, so save it as .circles")
-        table = np.concatenate([scene.position, scene.velocity, scene.radius[:, None]], axis=1)
-        return f"{scene.n}\n" + _format(table)
+                                 f"{scene.name!r} uses {scene.shading!r} shading, so save it as .circles")
+        return par_text(scene)
     if suffix == CIRCLES:
         table = np.concatenate([scene.position, scene.radius[:, None], scene.color], axis=1)
         header = (f"{MAGIC}\nshading {scene.shading}\ncount {scene.n}\n"
