@@ -1,4 +1,32 @@
-"""Constants shared by Python and the CUDA kernels (they reach the kernels as -D options)."""
+"""Every constant the host and the kernels share, in one place: kernels receive them as -D
+options (``compile_defines``), never as copies. Float values are float32, as the course's are.
+"""
+import numpy as np
+
+f32 = np.float32
+
+# ---- the course's shading (shared/spec/course-facts.md) ----
+PIXEL_CENTRE = f32(0.5)              # pixel i is shaded at (i + PIXEL_CENTRE) / size
+FLAT_ALPHA = f32(0.5)                # flat scenes: every circle blends with alpha 1/2
+SNOW_RAMP = np.array([(1, 1, 1), (1, 1, 1), (0.8, 0.9, 1), (0.8, 0.9, 1), (0.8, 0.8, 1)], dtype=np.float32)
+SNOW_MAX_ALPHA = f32(0.5)            # alpha = SNOW_MAX_ALPHA * clamp(SNOW_ALPHA_BASE
+SNOW_ALPHA_BASE = f32(0.6)           #   + SNOW_ALPHA_DEPTH * (1 - z), 0, 1)
+SNOW_ALPHA_DEPTH = f32(0.4)          #   * exp(-SNOW_FALLOFF * d * d)
+SNOW_FALLOFF = f32(4)
+
+# ---- the course's animation steps (circle_render/cpu/animation.py, kernels/animate.cu) ----
+DT = f32(1) / f32(60)
+HYPNOSIS_MAX_RADIUS, HYPNOSIS_MIN_RADIUS, HYPNOSIS_GROWTH = f32(0.5), f32(0.02), f32(0.01)
+BALL_GRAVITY, BALL_BOUNCE, BALL_STOP_EPS = f32(-2.8), f32(-0.8), f32(0.001)
+SPARK_RANGE = f32(0.25)              # a spark farther than this from its firework restarts
+SNOW_GRAVITY, SNOW_DRAG = f32(-1.8), f32(-2)                 # drag: d = SNOW_DRAG * v
+SNOW_MIN_SCALE = f32(0.1)                                    # s = clamp(1 - z, SNOW_MIN_SCALE, 1)
+SNOW_NOISE_POS, SNOW_NOISE_DEPTH = f32(10), f32(255)         # noise at (10x, 10y, 255z)
+SNOW_NOISE_X, SNOW_NOISE_Y = f32(7.5), f32(5.0)
+SNOW_RESPAWN_NOISE = f32(255)                                # re-entry noise at 255 (x, y, z)
+SNOW_RESPAWN_X, SNOW_RESPAWN_Y, SNOW_RESPAWN_VX = f32(0.5), f32(1.35), f32(2)
+
+# ---- GPU geometry ----
 
 TILE_SIZE = 16                       # tiles are TILE_SIZE x TILE_SIZE pixels, one thread per pixel
 BLOCK_THREADS = TILE_SIZE * TILE_SIZE
@@ -46,6 +74,8 @@ SPARSE_SLOTS = 24                    # pixel lists up to this many circles (meas
 SPARSE_BIN_BLOCKS = 4096             # most blocks of tile_count / tile_emit (grid-stride beyond)
 BLEND_CHECK = 4                      # a warp checks whether its pixels are all finished every
                                      # this many hits that only partly cover its sub-tile
+REACH_MARGIN = f32(1.0001)           # a circle reaches a rectangle of pixel centres when its
+                                     # distance is within r^2 * this (rounding margin)
 T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
                                      # what it leaves out is at most T_EPS * max colour
 
@@ -64,11 +94,22 @@ DERIVED = {
 # What every kernel module is compiled with (as -D macros), before overrides and DERIVED.
 SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS", "CULL_ITEMS",
           "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
-          "FAST_MIN_BLOCKS", "SPARSE_SLOTS", "SPARSE_MIN_BLOCKS", "T_EPS", "NO_TILES")
+          "FAST_MIN_BLOCKS", "SPARSE_SLOTS", "SPARSE_MIN_BLOCKS", "T_EPS", "NO_TILES", "REACH_MARGIN",
+          "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
+          "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",
+          "BALL_GRAVITY", "BALL_BOUNCE", "BALL_STOP_EPS", "SPARK_RANGE", "SNOW_GRAVITY", "SNOW_DRAG",
+          "SNOW_MIN_SCALE", "SNOW_NOISE_POS", "SNOW_NOISE_DEPTH", "SNOW_NOISE_X", "SNOW_NOISE_Y",
+          "SNOW_RESPAWN_NOISE", "SNOW_RESPAWN_X", "SNOW_RESPAWN_Y", "SNOW_RESPAWN_VX")
+
+
+def _ramp_defines() -> dict:
+    """The snow ramp as SNOW_RAMP_R0 .. SNOW_RAMP_B4 and its last index, SNOW_RAMP_LAST."""
+    out = {f"SNOW_RAMP_{'RGB'[c]}{k}": SNOW_RAMP[k, c] for k in range(len(SNOW_RAMP)) for c in range(3)}
+    return out | {"SNOW_RAMP_LAST": len(SNOW_RAMP) - 1}
 
 
 def compile_defines(overrides: dict | None = None) -> dict[str, int | float]:
     """The -D macros a kernel module is compiled with: SHARED, then ``overrides`` (tuned
     values), then the DERIVED values computed from those."""
-    values = {name: globals()[name] for name in SHARED} | (overrides or {})
+    values = {name: globals()[name] for name in SHARED} | _ramp_defines() | (overrides or {})
     return values | {name: rule(values) for name, rule in DERIVED.items()}

@@ -7,28 +7,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from circle_render.constants import (BALL_BOUNCE, BALL_GRAVITY, BALL_STOP_EPS, DT, HYPNOSIS_GROWTH,
+                                     HYPNOSIS_MAX_RADIUS, HYPNOSIS_MIN_RADIUS, SNOW_DRAG, SNOW_GRAVITY,
+                                     SNOW_MIN_SCALE, SNOW_NOISE_DEPTH, SNOW_NOISE_POS, SNOW_NOISE_X,
+                                     SNOW_NOISE_Y, SNOW_RESPAWN_NOISE, SNOW_RESPAWN_VX, SNOW_RESPAWN_X,
+                                     SNOW_RESPAWN_Y, SPARK_RANGE)
 from circle_render.scenes.generators import FIREWORKS
 from circle_render.scenes.scene import Scene
 
 from circle_render.cpu.cell_noise import cell_noise
 
 f32 = np.float32
-DT = f32(1) / f32(60)
 
-# bouncingballs
-GRAVITY, BOUNCE, STOP_EPS = f32(-2.8), f32(-0.8), f32(0.001)
-# fireworks
-SPARK_RANGE = f32(0.25)
-# snow
-SNOW_GRAVITY, SNOW_DRAG = f32(-1.8), f32(-2)                 # drag: d = -2 * v
-SNOW_MIN_SCALE = f32(0.1)                                    # s = clamp(1 - z, 0.1, 1)
-SNOW_NOISE_POS, SNOW_NOISE_DEPTH, SNOW_RESPAWN_NOISE = f32(10), f32(255), f32(255)
-SNOW_NOISE_X, SNOW_NOISE_Y = f32(7.5), f32(5.0)
-SNOW_RESPAWN_X, SNOW_RESPAWN_Y, SNOW_RESPAWN_VX = f32(0.5), f32(1.35), f32(2)
 
 def step_hypnosis(scene: Scene) -> None:
     r = scene.radius
-    scene.radius[:] = np.where(r > f32(0.5), f32(0.02), r + f32(0.01))
+    scene.radius[:] = np.where(r > HYPNOSIS_MAX_RADIUS, HYPNOSIS_MIN_RADIUS, r + HYPNOSIS_GROWTH)
 
 
 def step_bouncingballs(scene: Scene) -> None:
@@ -36,10 +30,10 @@ def step_bouncingballs(scene: Scene) -> None:
     moving = ~((vy == 0) & (y == 0))
     old_y, old_vy = y.copy(), vy.copy()
     bounce = moving & (y < 0) & (vy < 0)
-    new_vy = np.where(bounce, vy * BOUNCE, vy)
-    new_vy = new_vy + GRAVITY * DT
+    new_vy = np.where(bounce, vy * BALL_BOUNCE, vy)
+    new_vy = new_vy + BALL_GRAVITY * DT
     new_y = y + new_vy * DT
-    stop = (np.abs(new_vy - old_vy) < STOP_EPS) & (np.abs(new_y - old_y) < STOP_EPS) & (old_y < 0)
+    stop = (np.abs(new_vy - old_vy) < BALL_STOP_EPS) & (np.abs(new_y - old_y) < BALL_STOP_EPS) & (old_y < 0)
     new_vy = np.where(stop, f32(0), new_vy)
     new_y = np.where(stop, f32(0), new_y)
     y[:] = np.where(moving, new_y, old_y)

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from circle_render.constants import (FLAT_ALPHA, PIXEL_CENTRE, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH,
+                                     SNOW_FALLOFF, SNOW_MAX_ALPHA, SNOW_RAMP)
 from circle_render.scenes.scene import SNOW
 
 f32 = np.float32
-FLAT_ALPHA = f32(0.5)
-SNOW_RAMP = np.array([(1, 1, 1), (1, 1, 1), (0.8, 0.9, 1), (0.8, 0.9, 1), (0.8, 0.8, 1)], dtype=np.float32)
-SNOW_MAX_ALPHA, SNOW_FALLOFF = f32(0.5), f32(4)
 
 
 def clear_rows(height: int, shading: str) -> np.ndarray:
@@ -33,7 +32,7 @@ def clear_image(width: int, height: int, shading: str) -> np.ndarray:
 
 def pixel_centres(size: int) -> np.ndarray:
     """Normalised pixel centres: (1/size) * (i + 0.5), as the course computes them."""
-    return f32(1) / f32(size) * (np.arange(size, dtype=np.float32) + f32(0.5))
+    return f32(1) / f32(size) * (np.arange(size, dtype=np.float32) + PIXEL_CENTRE)
 
 
 def circle_bounds(position: np.ndarray, radius: np.ndarray, width: int, height: int):
@@ -60,7 +59,7 @@ def snow_alpha_color(d2: np.ndarray, radius, depth):
     weight = scaled - base.astype(np.float32)
     nxt = np.minimum(base + 1, len(SNOW_RAMP) - 1)
     color = [(f32(1) - weight) * SNOW_RAMP[base, c] + weight * SNOW_RAMP[nxt, c] for c in range(3)]
-    max_alpha = f32(0.6) + f32(0.4) * (f32(1) - depth)
+    max_alpha = SNOW_ALPHA_BASE + SNOW_ALPHA_DEPTH * (f32(1) - depth)
     max_alpha = SNOW_MAX_ALPHA * np.clip(max_alpha, f32(0), f32(1))
     falloff = (f32(-1) * SNOW_FALLOFF * d) * d
     # exp in double, rounded once to float32: the correctly rounded expf on every platform

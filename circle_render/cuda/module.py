@@ -45,9 +45,10 @@ def kernel_source(name: str) -> str:
 
 
 def _macro(value) -> str:
-    """A Python constant as CUDA source text (floats get an f suffix: float32, not double)."""
-    if isinstance(value, float):
-        return f"{value!r}f"
+    """A constant as CUDA source text. Floats get an f suffix (float32, not double) and enough
+    digits that the compiler reads back the same float32 the host uses."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value)!r}f"
     return str(int(value))
 
 

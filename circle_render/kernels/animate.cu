@@ -1,12 +1,13 @@
-// One animation step per launch, one thread per circle: the GPU twin of renderer/animation.py.
-// Circles are float4 (x, y, z, radius); velocities are 3 floats per circle.
-#define DT (1.f / 60.f)
+// One animation step per launch, one thread per circle: the GPU twin of
+// circle_render/cpu/animation.py (compiled without contraction: every step equals the NumPy
+// step bit for bit). Circles are float4 (x, y, z, radius); velocities are 3 floats per circle.
+// DT and every other constant come from circle_render/constants.py (-D).
 
 extern "C" __global__ void step_hypnosis(float4* circles, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float r = circles[i].w;
-    circles[i].w = r > .5f ? .02f : r + .01f;
+    circles[i].w = r > HYPNOSIS_MAX_RADIUS ? HYPNOSIS_MIN_RADIUS : r + HYPNOSIS_GROWTH;
 }
 
 extern "C" __global__ void step_bouncingballs(float4* circles, float* vel, int n) {
@@ -15,10 +16,10 @@ extern "C" __global__ void step_bouncingballs(float4* circles, float* vel, int n
     float y = circles[i].y, vy = vel[3 * i + 1];
     if (vy == 0.f && y == 0.f) return;
     const float old_y = y, old_vy = vy;
-    if (y < 0.f && vy < 0.f) vy = vy * -.8f;
-    vy = vy + -2.8f * DT;
+    if (y < 0.f && vy < 0.f) vy = vy * BALL_BOUNCE;
+    vy = vy + BALL_GRAVITY * DT;
     y = y + vy * DT;
-    if (fabsf(vy - old_vy) < .001f && fabsf(y - old_y) < .001f && old_y < 0.f) {
+    if (fabsf(vy - old_vy) < BALL_STOP_EPS && fabsf(y - old_y) < BALL_STOP_EPS && old_y < 0.f) {
         vy = 0.f;
         y = 0.f;
     }
@@ -36,7 +37,7 @@ extern "C" __global__ void step_fireworks(float4* circles, float* vel, const flo
     c.x = c.x + vel[3 * i] * DT;
     c.y = c.y + vel[3 * i + 1] * DT;
     float dx = c.x - centre.x, dy = c.y - centre.y;
-    if (sqrtf(dx * dx + dy * dy) > .25f) {
+    if (sqrtf(dx * dx + dy * dy) > SPARK_RANGE) {
         c.x = spark_start[s].x;
         c.y = spark_start[s].y;
         vel[3 * i] = spark_vel[s].x;
@@ -69,20 +70,20 @@ extern "C" __global__ void step_snow(float4* circles, float* vel, int n, const i
     float4 c = circles[i];
     float vx = vel[3 * i], vy = vel[3 * i + 1];
     const float vz = vel[3 * i + 2];
-    const float s = fminf(fmaxf(1.f - c.z, .1f), 1.f);
-    float2 noise = cell_noise(10.f * c.x, 10.f * c.y, 255.f * c.z, i, perm, values);
-    const float nx = noise.x * 7.5f, ny = noise.y * 5.f;
-    const float dx = -2.f * vx, dy = -2.f * vy;
+    const float s = fminf(fmaxf(1.f - c.z, SNOW_MIN_SCALE), 1.f);
+    float2 noise = cell_noise(SNOW_NOISE_POS * c.x, SNOW_NOISE_POS * c.y, SNOW_NOISE_DEPTH * c.z, i, perm, values);
+    const float nx = noise.x * SNOW_NOISE_X, ny = noise.y * SNOW_NOISE_Y;
+    const float dx = SNOW_DRAG * vx, dy = SNOW_DRAG * vy;
     c.x = c.x + vx * DT;
     c.y = c.y + vy * DT;
     c.z = c.z + vz * DT;
     vx = vx + s * (nx + dx) * DT;
-    vy = vy + s * ((-1.8f + ny) + dy) * DT;
+    vy = vy + s * ((SNOW_GRAVITY + ny) + dy) * DT;
     if (c.y + c.w < 0.f || c.x + c.w < 0.f || c.x - c.w > 1.f) {
-        noise = cell_noise(255.f * c.x, 255.f * c.y, 255.f * c.z, i, perm, values);
-        c.x = .5f + .5f * noise.x;
-        c.y = 1.35f + c.w;
-        vx = 2.f * noise.y;
+        noise = cell_noise(SNOW_RESPAWN_NOISE * c.x, SNOW_RESPAWN_NOISE * c.y, SNOW_RESPAWN_NOISE * c.z, i, perm, values);
+        c.x = SNOW_RESPAWN_X + SNOW_RESPAWN_X * noise.x;
+        c.y = SNOW_RESPAWN_Y + c.w;
+        vx = SNOW_RESPAWN_VX * noise.y;
         vy = 0.f;
     }
     circles[i] = c;

@@ -19,7 +19,7 @@ __device__ __forceinline__ PixelBox circle_box(float4 c, int width, int height) 
 // subtraction: at sizes that are not powers of two, c.x - px fused would decide rim pixels
 // differently from the reference).
 __device__ __forceinline__ float pixel_centre(int i, int size) {
-    return __fmul_rn(1.f / (float)size, (float)i + 0.5f);
+    return __fmul_rn(1.f / (float)size, (float)i + PIXEL_CENTRE);
 }
 
 // dx*dx + dy*dy rounded step by step (never fused): which pixels a circle covers must not
@@ -29,24 +29,27 @@ __device__ __forceinline__ float dist2(float4 c, float px, float py) {
     return __fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy));
 }
 
-// Entry k of the snow ramp (1,1,1), (1,1,1), (.8,.9,1), (.8,.9,1), (.8,.8,1). Selects, not a
+// Entry k of the snow ramp (SNOW_RAMP_R0 .. SNOW_RAMP_B4 from constants.py). Selects, not a
 // table: a table indexed per thread would live in local memory.
+#define SNOW_RAMP_PICK(C, k) ((k) == 0 ? SNOW_RAMP_##C##0 : (k) == 1 ? SNOW_RAMP_##C##1 : \
+    (k) == 2 ? SNOW_RAMP_##C##2 : (k) == 3 ? SNOW_RAMP_##C##3 : SNOW_RAMP_##C##4)
+static_assert(SNOW_RAMP_LAST == 4, "snow_ramp picks one of five entries");
 __device__ __forceinline__ float3 snow_ramp(int k) {
-    return make_float3(k < 2 ? 1.f : .8f, k < 2 ? 1.f : (k < 4 ? .9f : .8f), 1.f);
+    return make_float3(SNOW_RAMP_PICK(R, k), SNOW_RAMP_PICK(G, k), SNOW_RAMP_PICK(B, k));
 }
 
 __device__ __forceinline__ void snow_shade(float d2, float4 c, float& alpha, float3& col) {
     float d = sqrtf(d2) / c.w;
-    float scaled = d * 4.f;
-    int base = min((int)scaled, 4);
+    float scaled = d * (float)SNOW_RAMP_LAST;
+    int base = min((int)scaled, SNOW_RAMP_LAST);
     float w = scaled - (float)base;
-    const float3 lo = snow_ramp(base), hi = snow_ramp(min(base + 1, 4));
+    const float3 lo = snow_ramp(base), hi = snow_ramp(min(base + 1, SNOW_RAMP_LAST));
     col.x = (1.f - w) * lo.x + w * hi.x;
     col.y = (1.f - w) * lo.y + w * hi.y;
     col.z = (1.f - w) * lo.z + w * hi.z;
-    float max_alpha = .6f + .4f * (1.f - c.z);
-    max_alpha = .5f * fminf(fmaxf(max_alpha, 0.f), 1.f);
-    alpha = max_alpha * expf((-1.f * 4.f * d) * d);
+    float max_alpha = SNOW_ALPHA_BASE + SNOW_ALPHA_DEPTH * (1.f - c.z);
+    max_alpha = SNOW_MAX_ALPHA * fminf(fmaxf(max_alpha, 0.f), 1.f);
+    alpha = max_alpha * expf((-1.f * SNOW_FALLOFF * d) * d);
 }
 
 // rgb <- alpha*colour + (1-alpha)*rgb; a <- a + alpha.
@@ -68,7 +71,7 @@ __device__ __forceinline__ void shade_pixel(float4& p, float4 c, const float* __
     if (snow) {
         snow_shade(d2, c, alpha, col);
     } else {
-        alpha = .5f;
+        alpha = FLAT_ALPHA;
         col = make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]);
     }
     blend(p, alpha, col);

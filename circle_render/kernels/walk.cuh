@@ -18,6 +18,8 @@ constexpr int PIXELS = FAST_TILE * FAST_TILE / BLOCK_THREADS;
 constexpr int SUB_W = 16, SUB_H = 2 * PIXELS;
 static_assert(FAST_TILE % SUB_W == 0 && FAST_TILE % SUB_H == 0, "tiles split into sub-tiles");
 static_assert(FAST_TILE * FAST_TILE % BLOCK_THREADS == 0, "a tile is whole pixels per thread");
+// The flat walk keeps T an exact power of two (folded runs, flat_alpha): alpha must be 1/2.
+static_assert(FLAT_ALPHA + FLAT_ALPHA == 1.f, "the flat walk relies on FLAT_ALPHA being 1/2");
 
 // Does a circle reach the rectangle [x0, x1] x [y0, y1] of pixel centres? The distance from
 // its centre to the rectangle against its radius, with a margin for rounding: never false for
@@ -25,7 +27,7 @@ static_assert(FAST_TILE * FAST_TILE % BLOCK_THREADS == 0, "a tile is whole pixel
 __device__ __forceinline__ bool reaches(float4 c, float x0, float x1, float y0, float y1) {
     const float dx = fmaxf(fmaxf(x0 - c.x, c.x - x1), 0.f);
     const float dy = fmaxf(fmaxf(y0 - c.y, c.y - y1), 0.f);
-    return dx * dx + dy * dy <= c.w * c.w * 1.0001f;
+    return dx * dx + dy * dy <= c.w * c.w * REACH_MARGIN;
 }
 
 // A step culls STEP = CULL_ITEMS * BLOCK_THREADS entries: thread t's item m is entry
@@ -85,8 +87,8 @@ __device__ __forceinline__ void cull_step(
                 stage.circle[place] = c;
             } else {
                 stage.circle[place] = make_float4(c.x, c.y, c.w * c.w, c.w);
-                stage.color[place] = make_float4(.5f * colors[3 * i], .5f * colors[3 * i + 1],
-                                                 .5f * colors[3 * i + 2], 0.f);
+                stage.color[place] = make_float4(FLAT_ALPHA * colors[3 * i], FLAT_ALPHA * colors[3 * i + 1],
+                                                 FLAT_ALPHA * colors[3 * i + 2], 0.f);
             }
         }
     }
@@ -190,7 +192,7 @@ __device__ __forceinline__ void blend_run(float3 (&acc)[PIXELS], float (&T)[PIXE
 // alphas add up to k / 2, and k is T's exponent. Past 126 circles T is flushed to 0, whose bits
 // read k = 127: alpha 63.5.
 __device__ __forceinline__ float flat_alpha(float T) {
-    return .5f * (float)(127 - (__float_as_int(T) >> 23));
+    return FLAT_ALPHA * (float)(127 - (__float_as_int(T) >> 23));
 }
 
 __device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
@@ -314,7 +316,7 @@ __device__ __forceinline__ void walk_tile(
                         acc[p].x = fmaf(w, cb.x, acc[p].x);
                         acc[p].y = fmaf(w, cb.y, acc[p].y);
                         acc[p].z = fmaf(w, cb.z, acc[p].z);
-                        T[p] = fmaf(-.5f, w, T[p]);
+                        T[p] = fmaf(-FLAT_ALPHA, w, T[p]);
                     }
                     if (++partials % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) break;
                 }
