@@ -14,9 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cupy as cp  # noqa: E402
 import numpy as np  # noqa: E402
 
+from circle_render.commands.primitives import copy_gbps, cub_scan, event_ms  # noqa: E402
 from circle_render.cuda.module import load_module  # noqa: E402
 from circle_render.twins.scan import exclusive_scan_i32  # noqa: E402
-from circle_render.commands.primitives import copy_gbps, cub_scan, event_ms  # noqa: E402
 from circle_render.util import ceil_div  # noqa: E402
 
 SHAPES = [(256, 16), (256, 32), (512, 16), (128, 16), (128, 32), (512, 8)]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from circle_render.timing.bench import current_commit, print_record  # noqa: E402
-from circle_render.scenes import make_scene  # noqa: E402
 from circle_render.io.scene_files import load_scene, save_scene  # noqa: E402
+from circle_render.scenes import make_scene  # noqa: E402
+from circle_render.timing.bench import current_commit, print_record  # noqa: E402
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ SCENES = "rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle"
 def kernel_times(renderer, reps=15):
     """Median GPU ms of each kernel of render(), measured behind a busy-wait."""
     import cupy as cp
+
     from circle_render.cuda.module import load_module
     spin = load_module("probe.cu").get_function("spin")
     launches = renderer.kernel_launches()
@@ -44,6 +45,7 @@ def kernel_times(renderer, reps=15):
 def launch_costs(reps=200):
     """Host microseconds: a trivial launch alone, and launch + device synchronize."""
     import cupy as cp
+
     from circle_render.cuda.module import Launch, load_module
     tiny = Launch(load_module("probe.cu").get_function("spin"), (1,), (1,), (np.int64(0),))
     sync = cp.cuda.runtime.deviceSynchronize
@@ -80,9 +82,9 @@ def main():
     ap.add_argument("--variants", default=json.dumps(DEFAULT_VARIANTS))
     a = ap.parse_args()
     from circle_render.cuda.fast import FastCudaRenderer
+    from circle_render.gpu import gpu_name
     from circle_render.scenes import make_scene
     from circle_render.timing.bench import current_commit
-    from circle_render.gpu import gpu_name
     record = {"gpu": gpu_name(), "commit": current_commit(), "launch": launch_costs(),
               "phases_bouncingballs": phase_costs(), "scenes": {}}
     print(record["launch"], record["phases_bouncingballs"], flush=True)

@@ -15,10 +15,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from circle_render import registry  # noqa: E402
-from circle_render.timing.bench import current_commit, print_record  # noqa: E402
 from circle_render.display.rgba8 import frame_rgba8, to_rgba8  # noqa: E402
 from circle_render.gpu import gpu_name  # noqa: E402
 from circle_render.scenes import make_scene  # noqa: E402
+from circle_render.timing.bench import current_commit, print_record  # noqa: E402
 
 
 def timed(step, sync) -> float:

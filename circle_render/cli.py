@@ -79,7 +79,7 @@ def list_command():
 @cli.command("scene")
 @click.argument("scene", metavar="SCENE", shell_complete=_complete_scene)
 @click.option("-r", "--renderer", type=click.Choice(registry.CHOICES), default="auto", show_default=True,
-              help="auto: cuda when a usable GPU is present, else cpu.")
+              help="auto: cuda when a usable GPU is present, else cpu; " + registry.describe() + ".")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True,
               help="Image width and height in pixels.")
 @click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,

@@ -1,22 +1,39 @@
 """Built-in renderers by name, for ``-r``: cpu, and the CUDA renderers when a GPU is usable."""
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
+
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_available, gpu_status
 
-# name -> (module, class, needs a GPU, one-line description)
+
+@dataclass(frozen=True)
+class RendererInfo:
+    module: str
+    cls: str
+    needs_gpu: bool
+    description: str        # one line, shown in `render SCENE --help`
+
+
 RENDERERS = {
-    "cpu": ("circle_render.cpu.reference", "CpuRenderer", False, "NumPy reference, exact serial order"),
-    "cuda": ("circle_render.cuda.fast", "FastCudaRenderer", True,
-             "fast CUDA renderer: binned supertiles, back-to-front walk with early exit"),
-    "cuda-tiled": ("circle_render.cuda.tiled", "TiledCudaRenderer", True,
-                   "CUDA tiled renderer (the course's design: 16x16 tiles, shared-memory cull)"),
+    "cpu": RendererInfo("circle_render.cpu.reference", "CpuRenderer", False,
+                        "the NumPy reference, exact serial order"),
+    "cuda": RendererInfo("circle_render.cuda.fast", "FastCudaRenderer", True,
+                         "the fast CUDA renderer: binned tiles, front-to-back walk with early exit"),
+    "cuda-tiled": RendererInfo("circle_render.cuda.tiled", "TiledCudaRenderer", True,
+                               "the course's design: 16x16 tiles, circles culled in shared memory"),
 }
 CHOICES = ("auto", *RENDERERS)
 
 
 class RendererUnavailable(UserError):
     """A renderer that cannot run on this machine; the message says why."""
+
+
+def describe() -> str:
+    """One line per renderer name, for help texts."""
+    return "; ".join(f"{name}: {info.description}" for name, info in RENDERERS.items())
 
 
 def resolve(name: str) -> str:
@@ -31,8 +48,7 @@ def create(name: str, **kwargs):
     name = resolve(name)
     if name not in RENDERERS:
         raise RendererUnavailable(f"unknown renderer {name!r}; accepted: {', '.join(CHOICES)}")
-    module, cls, needs_gpu, _ = RENDERERS[name]
-    if needs_gpu and not gpu_available():
+    info = RENDERERS[name]
+    if info.needs_gpu and not gpu_available():
         raise RendererUnavailable(f"renderer {name!r} needs a CUDA GPU: {gpu_status()[1]}")
-    import importlib
-    return getattr(importlib.import_module(module), cls)(**kwargs)
+    return getattr(importlib.import_module(info.module), info.cls)(**kwargs)

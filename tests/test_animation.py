@@ -3,8 +3,8 @@ import time
 import numpy as np
 
 from circle_render.cpu.animation import advance
-from circle_render.timing.frames import run_frames
 from circle_render.scenes import make_scene
+from circle_render.timing.frames import run_frames
 
 f32 = np.float32
 

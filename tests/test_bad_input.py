@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli import ROOT, render
 
 from circle_render import cli
 from circle_render.io import images as image_io
-from test_cli import ROOT, render
 
 
 def run_main(args, capsys):

@@ -3,7 +3,6 @@ import json
 import textwrap
 
 import pytest
-
 from test_cli import ROOT, render
 
 FAST = ["-s", "32", "--runs", "1", "--scenes", "rgb,pattern"]

@@ -5,7 +5,9 @@ import pytest
 
 from circle_render.cpu.animation import advance
 from circle_render.scenes import make_scene
-from circle_render.twins import animate, bin as B, clear, draw, render_tiled, sparse as S
+from circle_render.twins import animate, clear, draw, render_tiled
+from circle_render.twins import bin as B
+from circle_render.twins import sparse as S
 from circle_render.twins.tiles import pack_tile_box
 
 pytestmark = pytest.mark.gpu

@@ -1,11 +1,11 @@
 """SAXPY, exclusive scan and find_repeats against their NumPy twins (GPU tests are marked)."""
 import numpy as np
 import pytest
+from test_cli import render
 
 from circle_render.constants import SCAN_ITEMS, SCAN_THREADS
 from circle_render.twins.saxpy import saxpy_f32
 from circle_render.twins.scan import exclusive_scan_i32, find_repeats_i32
-from test_cli import render
 
 TILE = SCAN_THREADS * SCAN_ITEMS
 LENGTHS = sorted({0, 1, 2, 3, 4, 5, 15, 16, 17, 255, 256, 257, TILE - 1, TILE, TILE + 1,

@@ -1,11 +1,12 @@
 import numpy as np
 import pytest
 
-from circle_render.golden.make import GOLDEN_SIZE, golden_cases, golden_path
+from circle_render.constants import FLAT_ALPHA
 from circle_render.cpu import reference as R
-from circle_render.io.images import read_image
 from circle_render.cpu.reference import CpuRenderer, reference_image
-from circle_render.cpu.shading import FLAT_ALPHA, clear_image, snow_alpha_color, to_bytes
+from circle_render.cpu.shading import clear_image, snow_alpha_color, to_bytes
+from circle_render.golden.make import GOLDEN_SIZE, golden_cases, golden_path
+from circle_render.io.images import read_image
 from circle_render.scenes import make_scene
 
 f32 = np.float32

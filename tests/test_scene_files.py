@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_cli import render
 
 from circle_render.cpu.animation import advance
 from circle_render.cpu.reference import reference_image
-from circle_render.scenes import make_scene
 from circle_render.io.scene_files import MAX_ABS, SceneFileError, load_scene, save_scene, scene_text
+from circle_render.scenes import make_scene
 from circle_render.scenes.scene import FLAT, SNOW
-from test_cli import render
 
 GOOD_PAR = "2\n0.5 0.5 0.1 0 0 0 0.2\n0.25 0.75 0.9 0 0 0 0.05\n"
 GOOD_CIRCLES = "circle-render scene 1\nshading flat\ncount 2\n0.5 0.5 0.5 0.2 1 0 0\n0.3 0.3 0.3 0.1 0 0 1\n"

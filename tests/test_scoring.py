@@ -1,7 +1,7 @@
 """The course's scoring formulas at their edges, and the table layout."""
 import pytest
 
-from circle_render.course import RULES, scan_score, scan_table, scene_score, render_table
+from circle_render.course import RULES, render_table, scan_score, scan_table, scene_score
 
 CMU, CS149 = RULES["cmu"], RULES["cs149"]
 

@@ -11,8 +11,7 @@ import pytest
 from circle_render.cpu.animation import advance, step_snow
 from circle_render.cpu.cell_noise import cell_noise, noise_tables
 from circle_render.io.scene_files import par_text
-from circle_render.scenes import make_scene
-from circle_render.scenes import libm
+from circle_render.scenes import libm, make_scene
 from circle_render.scenes.snow import SNOWSINGLE_STEPS, _snowsingle_text
 
 f32 = np.float32

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from circle_render.golden.make import golden_path
-from circle_render.display.rgba8 import to_rgba8
-from circle_render.io.images import read_image
-from circle_render.cpu.shading import to_bytes
-from circle_render.display.viewer import ViewerState, viewer_scenes
-from circle_render.scenes import make_scene
 from test_cli import render
+
+from circle_render.cpu.shading import to_bytes
+from circle_render.display.rgba8 import to_rgba8
+from circle_render.display.viewer import ViewerState, viewer_scenes
+from circle_render.golden.make import golden_path
+from circle_render.io.images import read_image
+from circle_render.scenes import make_scene
 
 
 @pytest.fixture(scope="module")

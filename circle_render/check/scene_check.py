@@ -14,6 +14,7 @@ from circle_render.course import compare
 from circle_render.scenes import make_scene
 from circle_render.timing.frames import course_time, synchronize
 
+
 @dataclass
 class SceneResult:
     scene: str

@@ -7,15 +7,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from circle_render.constants import (BALL_BOUNCE, BALL_GRAVITY, BALL_STOP_EPS, DT, HYPNOSIS_GROWTH,
-                                     HYPNOSIS_MAX_RADIUS, HYPNOSIS_MIN_RADIUS, SNOW_DRAG, SNOW_GRAVITY,
-                                     SNOW_MIN_SCALE, SNOW_NOISE_DEPTH, SNOW_NOISE_POS, SNOW_NOISE_X,
-                                     SNOW_NOISE_Y, SNOW_RESPAWN_NOISE, SNOW_RESPAWN_VX, SNOW_RESPAWN_X,
-                                     SNOW_RESPAWN_Y, SPARK_RANGE)
+from circle_render.constants import (
+    BALL_BOUNCE,
+    BALL_GRAVITY,
+    BALL_STOP_EPS,
+    DT,
+    HYPNOSIS_GROWTH,
+    HYPNOSIS_MAX_RADIUS,
+    HYPNOSIS_MIN_RADIUS,
+    SNOW_DRAG,
+    SNOW_GRAVITY,
+    SNOW_MIN_SCALE,
+    SNOW_NOISE_DEPTH,
+    SNOW_NOISE_POS,
+    SNOW_NOISE_X,
+    SNOW_NOISE_Y,
+    SNOW_RESPAWN_NOISE,
+    SNOW_RESPAWN_VX,
+    SNOW_RESPAWN_X,
+    SNOW_RESPAWN_Y,
+    SPARK_RANGE,
+)
+from circle_render.cpu.cell_noise import cell_noise
 from circle_render.scenes.generators import FIREWORKS
 from circle_render.scenes.scene import Scene
-
-from circle_render.cpu.cell_noise import cell_noise
 
 f32 = np.float32
 

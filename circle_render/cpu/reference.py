@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from circle_render.scenes.scene import SNOW, Scene
-
+from circle_render.constants import FLAT_ALPHA
 from circle_render.cpu.animation import advance
-
-from circle_render.cpu.shading import (FLAT_ALPHA, blend_planes, circle_bounds, clear_rows, covered, pixel_centres,
-                      snow_alpha_color)
+from circle_render.cpu.shading import blend_planes, circle_bounds, clear_rows, covered, pixel_centres, snow_alpha_color
+from circle_render.scenes.scene import SNOW, Scene
 
 f32 = np.float32
 SMALL_BOX_AREA = 150        # circles with a pixel box this small take the pairs path
@@ -227,14 +225,6 @@ def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
             pool.shutdown(wait=True)
     bar.close()
     return planes
-
-
-def render(scene: Scene, img: np.ndarray, progress: bool = False) -> np.ndarray:
-    """Blend all circles into ``img`` ((H, W, 4) float32), in place; returns it."""
-    planes = np.ascontiguousarray(np.moveaxis(img, 2, 0))
-    render_planes(scene, planes, progress)
-    img[...] = np.moveaxis(planes, 0, 2)
-    return img
 
 
 class CpuRenderer:

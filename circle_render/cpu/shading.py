@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from circle_render.constants import (FLAT_ALPHA, PIXEL_CENTRE, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH,
-                                     SNOW_FALLOFF, SNOW_MAX_ALPHA, SNOW_RAMP)
+from circle_render.constants import (
+    PIXEL_CENTRE,
+    SNOW_ALPHA_BASE,
+    SNOW_ALPHA_DEPTH,
+    SNOW_FALLOFF,
+    SNOW_MAX_ALPHA,
+    SNOW_RAMP,
+)
 from circle_render.scenes.scene import SNOW
 
 f32 = np.float32

@@ -18,11 +18,10 @@ from typing import Callable
 
 import numpy as np
 
-from circle_render.errors import UserError
-from circle_render.scenes import SCENE_NAMES, make_scene
-
 from circle_render import registry
 from circle_render.display.rgba8 import frame_rgba8
+from circle_render.errors import UserError
+from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.timing.frames import synchronize
 
 HELP = (("q / Esc", "quit"), ("p / space", "pause or resume"), ("+ / =", "one frame (when paused)"),

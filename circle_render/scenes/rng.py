@@ -14,7 +14,6 @@ import numpy as np
 
 RAND_MAX = 2147483647
 _LAG = 31          # the long lag; the short lag is 3
-_WARMUP = 344 - 31  # outputs start at r[344]; the state we carry is the 31 values before
 _BLOCK = 8192
 _MASK = np.uint64(0xFFFFFFFF)
 

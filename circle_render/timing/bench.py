@@ -14,12 +14,11 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from circle_render.scenes import SCENE_NAMES, make_scene
-
 from circle_render import registry
-from circle_render.timing.frames import course_time as frames_course_time
-from circle_render.gpu import gpu_name
 from circle_render.course import stored_times
+from circle_render.gpu import gpu_name
+from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.timing.frames import course_time as frames_course_time
 
 
 def current_commit() -> str:
