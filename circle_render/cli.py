@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from circle_render import registry
+from circle_render import __version__, registry
 from circle_render.commands import bench as bench_cmd
 from circle_render.commands import check as check_cmd
 from circle_render.commands import primitives as primitives_cmd
@@ -52,7 +52,8 @@ class SceneGroup(click.Group):
     """A group whose unknown first word is a scene: ``render rgb`` means ``render scene rgb``."""
 
     def parse_args(self, ctx, args):
-        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+        own = [*ctx.help_option_names, "-V", "--version"]      # the group's own options
+        if args and args[0] not in self.commands and args[0] not in own:
             args = ["scene", *args]
         return super().parse_args(ctx, args)
 
@@ -61,6 +62,8 @@ class SceneGroup(click.Group):
 
 
 @click.group(cls=SceneGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="render",
+                      message="%(prog)s (circle-render) %(version)s")
 def cli():
     """Render the course's ordered transparent circles on the CPU or a CUDA GPU.
 
@@ -117,7 +120,8 @@ def scene_command(**options):
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True)
 @click.option("--runs", type=click.IntRange(1, 100), default=3, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="JSON record to write (default: benchmarks/results/GPU-RENDERER-COMMIT.json).")
+              help="JSON record to write (default: GPU-RENDERER-SIZE-VERSION.json in benchmarks/results/ "
+                   "if that folder is here, else in the current folder).")
 def bench_command(**options):
     """Time every scene on the GPU (course method and CUDA events) and write a JSON record."""
     bench_cmd.bench_command(**options)
@@ -177,12 +181,18 @@ def _one_line(text: str) -> str:
 
 
 def main(argv=None) -> None:
-    """Entry point: user errors (click's and ours) become one line on stderr with exit code 2."""
+    """Entry point: user errors (click's and ours) become one line on stderr with exit code 2;
+    bare ``render`` prints the help."""
     try:
         rv = cli.main(args=argv, prog_name="render", standalone_mode=False)
-    except (click.exceptions.UsageError, UserError) as e:
-        message = e.format_message() if isinstance(e, click.ClickException) else str(e)
-        click.echo(f"render: error: {_one_line(message)}", err=True)
+    except click.exceptions.UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError":        # click >= 8.2: bare `render`
+            click.echo(e.ctx.get_help())
+            sys.exit(0)
+        click.echo(f"render: error: {_one_line(e.format_message())}", err=True)
+        sys.exit(2)
+    except UserError as e:
+        click.echo(f"render: error: {_one_line(str(e))}", err=True)
         sys.exit(2)
     except click.ClickException as e:
         click.echo(f"render: error: {_one_line(e.format_message())}", err=True)

@@ -14,22 +14,33 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from circle_render import registry
+from circle_render import __version__, registry
 from circle_render.course import stored_times
 from circle_render.gpu import gpu_name
 from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.timing.frames import course_time as frames_course_time
 
 
-def current_commit() -> str:
+def source_commit() -> str | None:
+    """The git commit of the source tree this package runs from (CIRCLE_RENDER_COMMIT if set),
+    or None when it is not a git checkout of circle-render (an installed copy, say)."""
     env = os.environ.get("CIRCLE_RENDER_COMMIT")
     if env:
         return env
+    package = Path(__file__).resolve().parent.parent
+    if not (package.parent / "pyproject.toml").is_file():
+        return None                      # installed: site-packages is no checkout of ours
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True, cwd=Path(__file__).parent).stdout.strip()
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], capture_output=True,
+                             text=True, check=True, cwd=package).stdout.split()
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return None
+    return top[1] if len(top) == 2 and Path(top[0]).resolve() == package.parent else None
+
+
+def current_commit() -> str:
+    """source_commit(), or "unknown"."""
+    return source_commit() or "unknown"
 
 
 def course_time(renderer_name: str, scene: str, size: int, seed: int, frames=(0, 4), runs: int = 3):
@@ -87,7 +98,7 @@ def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=
               progress=None) -> dict:
     gpu = gpu_name()
     ref = stored_times(gpu) or {}
-    record = {"gpu": gpu, "renderer": renderer_name, "commit": current_commit(),
+    record = {"gpu": gpu, "renderer": renderer_name, "version": __version__, "commit": current_commit(),
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "host": platform.node(), "size": size, "seed": seed, "frames": "0:4", "runs": runs,
               "method": "course: per-frame Total = clear+advance+render with device sync, "
