@@ -78,7 +78,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-o", "--output", default="probe.json")
     ap.add_argument("--scenes", default=SCENES)
-    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--sizes", default="1024", help="comma-separated image sizes")
     ap.add_argument("--variants", default=json.dumps(DEFAULT_VARIANTS))
     a = ap.parse_args()
     from circle_render.cuda.fast import FastCudaRenderer
@@ -88,19 +88,24 @@ def main():
     record = {"gpu": gpu_name(), "commit": current_commit(), "launch": launch_costs(),
               "phases_bouncingballs": phase_costs(), "scenes": {}}
     print(record["launch"], record["phases_bouncingballs"], flush=True)
-    for name in a.scenes.split(","):
-        scene = make_scene(name)
-        for variant in json.loads(a.variants):
-            r = FastCudaRenderer(tuning=variant)
-            r.load(scene, a.size, a.size)
-            r.advance(); r.clear(); r.render(); r.synchronize()
-            t = kernel_times(r)
-            key = f"{name} {json.dumps(variant)}"
-            record["scenes"][key] = t
-            kernels = sum(v for k, v in t.items() if k != "host_us_per_launch")
-            print(f"{key:<40} total {kernels * 1e3:8.1f} us  " +
-                  "  ".join(f"{k} {v * 1e3:.1f}" for k, v in t.items() if k != "host_us_per_launch")
-                  + f"  host/launch {t['host_us_per_launch']:.1f} us", flush=True)
+    cases = [(name, int(size), variant) for name in a.scenes.split(",") for size in a.sizes.split(",")
+             for variant in json.loads(a.variants)]
+    scenes = {}
+    for name, size, variant in cases:
+        if name not in scenes:
+            scenes[name] = make_scene(name)
+        scene = scenes[name]
+        r = FastCudaRenderer(tuning=variant)
+        r.load(scene, size, size)
+        r.advance(); r.clear(); r.render(); r.synchronize()
+        t = kernel_times(r)
+        key = f"{name} {size} {json.dumps(variant)}"
+        record["scenes"][key] = t
+        kernels = sum(v for k, v in t.items() if k != "host_us_per_launch")
+        print(f"{key:<40} total {kernels * 1e3:8.1f} us  " +
+              "  ".join(f"{k} {v * 1e3:.1f}" for k, v in t.items() if k != "host_us_per_launch")
+              + f"  host/launch {t['host_us_per_launch']:.1f} us", flush=True)
+        del r
     with open(a.output, "w") as f:
         json.dump(record, f, indent=1)
 

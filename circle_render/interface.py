@@ -5,7 +5,9 @@ such a class too. Images are (height, width, 4) float32 NumPy arrays, row 0 at t
 
     class MyRenderer:
         name = "mine"
-        def load(self, scene, width, height): ...   # scene: scenes.Scene (copy what you keep)
+        needs_gpu = True                             # optional: render check refuses, in one
+                                                     # line, to run it where no GPU is usable
+        def load(self, scene, width, height): ...   # scene: circle_render.scenes.Scene (copy what you keep)
         def clear(self): ...                         # start a frame with the clear colour
         def advance(self): ...                       # one animation step (scene.animation)
         def render(self): ...                        # blend every circle, in index order

@@ -23,6 +23,9 @@ RENDERERS = {
                          "the fast CUDA renderer: binned tiles, front-to-back walk with early exit"),
     "cuda-tiled": RendererInfo("circle_render.cuda.tiled", "TiledCudaRenderer", True,
                                "the course's design: 16x16 tiles, circles culled in shared memory"),
+    "cuda-starter": RendererInfo("circle_render.cuda.starter", "StarterCudaRenderer", True,
+                                 "the assignment's starter, wrong on purpose: a thread per circle, "
+                                 "no order, no atomics"),
 }
 CHOICES = ("auto", *RENDERERS)
 

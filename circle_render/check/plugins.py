@@ -58,7 +58,12 @@ def renderer_factory(spec: str) -> tuple[Callable[[], object], str]:
     missing = [m for m in ("load", "clear", "advance", "render", "get_image") if not callable(getattr(cls, m, None))]
     if missing:
         raise PluginError(f"cannot use renderer {spec!r}: it lacks {', '.join(missing)} "
-                          "(see renderer/base.py for the interface)")
+                          "(see circle_render/interface.py for the interface)")
+    if getattr(cls, "needs_gpu", False):
+        from circle_render.gpu import gpu_status
+        usable, reason = gpu_status()
+        if not usable:
+            raise PluginError(f"renderer {spec!r} needs a CUDA GPU: {reason}")
     return cls, getattr(cls, "name", cls_name)
 
 

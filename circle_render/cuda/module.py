@@ -24,24 +24,34 @@ BASE_OPTIONS = ("--std=c++17", "--fmad=false")
 _modules: dict = {}
 
 
-def kernel_source(name: str) -> str:
-    """The text of kernels/NAME with each ``#include "x.cuh"`` replaced by the header's text
-    (each header once, ``#pragma once`` dropped), so CuPy's cache key covers the headers."""
+def kernel_source(name: str | Path) -> str:
+    """The text of kernels/NAME (or of the file NAME, a path: a student's kernel) with each
+    ``#include "x.cuh"`` replaced by the header's text (each header once, ``#pragma once``
+    dropped), so CuPy's cache key covers the headers. Headers are looked up beside the file,
+    then in kernels/."""
+    first = Path(name) if Path(name).is_absolute() or Path(name).parent != Path(".") else KERNEL_DIR / name
+    folders = (first.parent, KERNEL_DIR)
     done: set[str] = set()
 
-    def expand(file: str, stack: tuple[str, ...]) -> str:
-        if file in stack:
-            raise ValueError(f"include cycle: {' -> '.join(stack + (file,))}")
-        text = re.sub(r"^\s*#\s*pragma\s+once\s*$", "", (KERNEL_DIR / file).read_text(), flags=re.M)
+    def find(header: str) -> Path:
+        for folder in folders:
+            if (folder / header).is_file():
+                return folder / header
+        raise FileNotFoundError(f"#include \"{header}\": no such header in {', '.join(map(str, folders))}")
+
+    def expand(path: Path, stack: tuple[str, ...]) -> str:
+        if path.name in stack:
+            raise ValueError(f"include cycle: {' -> '.join(stack + (path.name,))}")
+        text = re.sub(r"^\s*#\s*pragma\s+once\s*$", "", path.read_text(), flags=re.M)
 
         def inline(m: re.Match) -> str:
             header = m.group(1)
             if header in done:
                 return f"// ---- {header} (already included) ----"
             done.add(header)
-            return f"// ---- {header} ----\n{expand(header, stack + (file,))}\n"
+            return f"// ---- {header} ----\n{expand(find(header), stack + (path.name,))}\n"
         return _INCLUDE.sub(inline, text)
-    return expand(name, ())
+    return expand(first, ())
 
 
 def _macro(value) -> str:
@@ -57,16 +67,18 @@ def compile_options(extra: dict | None = None) -> tuple[str, ...]:
     return BASE_OPTIONS + tuple(f"-D{k}={_macro(v)}" for k, v in sorted(defines.items()))
 
 
-def load_module(name: str, extra: dict | None = None, fmad: bool = False):
-    """The compiled ``cupy.RawModule`` for kernels/NAME on the current device (cached).
+def load_module(name: str | Path, extra: dict | None = None, fmad: bool = False):
+    """The compiled ``cupy.RawModule`` for kernels/NAME, or for the .cu file at path NAME, on
+    the current device (cached; a file is compiled again when its text or a header changes).
     fmad=True lets the compiler fuse multiply-adds (faster, no longer bit-exact)."""
     import cupy
     options = compile_options(extra)
     if fmad:
         options = tuple(o for o in options if o != "--fmad=false")
-    key = (cupy.cuda.Device().id, name, options)
+    is_file = isinstance(name, Path) or "/" in str(name)
+    key = (cupy.cuda.Device().id, str(name), options) + ((kernel_source(name),) if is_file else ())
     if key not in _modules:     # the source (headers inlined) is read only when compiling
-        _modules[key] = cupy.RawModule(code=kernel_source(name), options=options)
+        _modules[key] = cupy.RawModule(code=key[-1] if is_file else kernel_source(name), options=options)
     return _modules[key]
 
 
