@@ -71,7 +71,17 @@ TILE_ORDER = 1                       # 1: blocks draw the image's border ring of
 SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
                                      # circles a pixel (sum of areas / image) draw sparse: every
 SPARSE_SLOTS = 24                    # pixel lists up to this many circles (measured: micro2M 6.3)
-SPARSE_BIN_BLOCKS = 4096             # most blocks of tile_count / tile_emit (grid-stride beyond)
+SPARSE_TILE = 16                     # the sparse path's tiles: a pixel a thread of a block
+SPARSE_CHUNK = 8192                  # circles per sparse binning block (the lists keep chunk order)
+SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side) the sparse
+                                     # binning counts in shared memory (16-bit counters, 32 KB)
+SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (grid-stride beyond)
+SPARSE_STAGE = 1024                  # circles render_sparse stages in shared memory at a time
+SPARSE_GROUP_PIXELS = 8              # render_sparse gives a circle one thread per this many
+                                     # pixels of its box (1, 2, 4, ... 32 threads a circle)
+SPARSE_GROUP = 1                     # the plan's choice of the above (cuda/plan.py); this and
+SPARSE_SHARED = 1                    # shared (1) or global (0) counting: defaults for sparse.cu
+                                     # compiled on its own
 BLEND_CHECK = 4                      # a warp checks whether its pixels are all finished every
                                      # this many hits that only partly cover its sub-tile
 REACH_MARGIN = f32(1.0001)           # a circle reaches a rectangle of pixel centres when its
@@ -80,8 +90,8 @@ T_EPS = 1e-4                         # a pixel is finished once its transmittanc
                                      # what it leaves out is at most T_EPS * max colour
 
 
-NO_TILES = 0xFF                      # a packed tile box (bytes x0, x1, y0, y1) touching no tile
-MAX_TILES = 256                      # packed tile boxes hold tile indices in bytes
+MAX_CELL_TILES = 256                 # list entries pack tile boxes relative to their supertile in
+                                     # bytes: supertiles of up to this many tiles a side
 SPARSE_MIN_BLOCKS = 4                # render_sparse's blocks an SM at least (launch bound)
 
 # Values the kernels take from the ones above (the compile options carry them, so that no
@@ -94,7 +104,8 @@ DERIVED = {
 # What every kernel module is compiled with (as -D macros), before overrides and DERIVED.
 SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS", "CULL_ITEMS",
           "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
-          "FAST_MIN_BLOCKS", "SPARSE_SLOTS", "SPARSE_MIN_BLOCKS", "T_EPS", "NO_TILES", "REACH_MARGIN",
+          "FAST_MIN_BLOCKS", "SPARSE_SLOTS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
+          "SPARSE_SHARED_TILES", "SPARSE_STAGE", "SPARSE_GROUP", "SPARSE_SHARED", "T_EPS", "REACH_MARGIN",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
           "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",
           "BALL_GRAVITY", "BALL_BOUNCE", "BALL_STOP_EPS", "SPARK_RANGE", "SNOW_GRAVITY", "SNOW_DRAG",

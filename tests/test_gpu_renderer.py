@@ -58,10 +58,17 @@ def _fast(scene, size, **options):
     return r
 
 
-def test_fast_renderer_refuses_images_beyond_packed_tiles():
-    from circle_render.registry import RendererUnavailable
-    with pytest.raises(RendererUnavailable, match="cuda-tiled"):
-        _fast(make_scene("rgb"), 8224)
+@pytest.mark.parametrize("scene,size", [("rgb", 16384), ("micro2M", 8192), ("rand1M", 16384)])
+def test_fast_renderer_draws_the_largest_images(scene, size):
+    # list entries pack tile boxes relative to their supertile, and the sparse path counts with
+    # global atomics past 2048 pixels: every size the command line accepts
+    s = make_scene(scene)
+    r = _fast(s, size)
+    r.clear(); r.advance(); r.render(); r.synchronize()
+    for lo, hi in [(0, 16), (size // 2 - 8, size // 2 + 8), (size - 16, size)]:
+        want = reference_image(make_scene(scene), size, size, rows=(lo, hi), steps=1)
+        result = compare(want, r.image.pixels[lo:hi].get())
+        assert result.passed and result.max_abs_diff < 1e-3, (lo, hi)
 
 
 @pytest.mark.parametrize("scene,options", [("rand100k", {"capacity": 1000}),    # lists overflow

@@ -3,12 +3,14 @@ integer stages exactly, images within what the twin says the kernel may differ b
 import numpy as np
 import pytest
 
+from circle_render.constants import SPARSE_CHUNK
 from circle_render.cpu.animation import advance
+from circle_render.cpu.reference import reference_image
 from circle_render.scenes import make_scene
 from circle_render.twins import animate, clear, draw, render_tiled
 from circle_render.twins import bin as B
 from circle_render.twins import sparse as S
-from circle_render.twins.tiles import pack_tile_box
+from circle_render.twins.tiles import tile_box
 
 pytestmark = pytest.mark.gpu
 
@@ -37,7 +39,7 @@ BIN_CASES = [("rand100k", 64, {}), ("rand100k", 517, {}), ("snow", 1024, {}), ("
 def _bin_twin(s, r):
     p = r.plan
     touch = B.super_touch(s.position, s.radius, p.width, p.height, p.tile, p.super_px, p.super_grid)
-    return touch, pack_tile_box(s.position, s.radius, p.width, p.height, p.tile)
+    return touch, tile_box(s.position, s.radius, p.width, p.height, p.tile)
 
 
 @pytest.mark.parametrize("scene,size,tuning", BIN_CASES)
@@ -59,13 +61,13 @@ def test_bin_scan_and_emit_equal_their_twins(scene, size, tuning):
     advance(s)
     r.run_stage("bin")
     r.synchronize()
-    touch, boxes = _bin_twin(s, r)
+    touch, box = _bin_twin(s, r)
     counts, _ = B.bin_count(touch, r.plan.chunk)
     prefix, totals = B.bin_scan(counts, r.plan.super_grid ** 2)
     got_prefix, got_totals, got_list = r.binned_lists()
     assert np.array_equal(got_prefix.reshape(-1), prefix)
     assert np.array_equal(got_totals, totals)
-    entries = B.bin_emit(touch, boxes)
+    entries = B.bin_emit(touch, box, r.plan.super_px // r.plan.tile, r.plan.super_grid)
     assert np.array_equal(got_list[:len(entries)], entries)
 
 
@@ -85,27 +87,52 @@ def test_render_fast_small_cases_equal_their_twin(scene, size, options):
 # ---- sparse.cu ----
 
 @pytest.mark.parametrize("scene,size", [("micro2M", 1024), ("micro2M", 517), ("rand100k", 64),
-                                        ("fireworks", 256)])
+                                        ("fireworks", 256), ("micro2M", 2100)])      # 2100: global counting
 def test_sparse_bin_equals_its_twin(scene, size):
     s = make_scene(scene)
     r = _fast(s, size, sparse=True)
-    tx, ty = r.plan.tiles
-    boxes = pack_tile_box(s.position, s.radius, size, size, r.plan.tile)
-    _run(r, "sparse_bin/tile_count")                      # tile_count alone
-    assert np.array_equal(r.tile_counts.get(), S.tile_count(boxes, tx, ty))
+    p = r.plan
+    tx, ty = p.tiles
+    chunk = SPARSE_CHUNK if p.sparse_shared else None
+    touch = S.tile_touch(tile_box(s.position, s.radius, size, size, p.tile), tx, ty)
+    _run(r, "sparse_bin/sparse_count")                    # sparse_count alone
+    counts = S.sparse_count(touch, chunk)
+    assert np.array_equal(r.tile_counts.get().reshape(counts.shape), counts)
     r.advance()
     advance(s)
-    boxes = pack_tile_box(s.position, s.radius, size, size, r.plan.tile)
-    r.tile_counts.fill(0)
+    if not p.sparse_shared:
+        r.tile_counts.fill(0)                             # the draw zeroes them: no draw ran
     r.run_stage("sparse_bin")
     r.synchronize()
-    starts, ends, entries = r.sparse_lists()
-    want_starts, _ = S.tile_scan(S.tile_count(boxes, tx, ty))
-    assert np.array_equal(starts, want_starts)
-    assert np.array_equal(ends, want_starts[1:])          # each cursor ran to the next start
-    for t, want in enumerate(S.tile_emit(boxes, tx, ty)):  # written in no particular order
-        assert np.array_equal(np.sort(entries[starts[t]:ends[t]]), want), f"tile {t}"
-    assert not r.tile_counts.get().any()                  # zeroed for the next frame
+    touch = S.tile_touch(tile_box(s.position, s.radius, size, size, p.tile), tx, ty)
+    counts = S.sparse_count(touch, chunk)
+    offsets, totals = S.sparse_scan_chunks(counts)
+    starts, got_counts, entries = r.sparse_lists()
+    assert np.array_equal(r.tile_totals.get(), totals)
+    assert np.array_equal(starts, S.sparse_scan_tiles(totals))
+    if p.sparse_shared:
+        assert np.array_equal(got_counts, offsets)       # where each chunk's segment begins
+    for t, segments in enumerate(S.sparse_emit(touch, chunk)):
+        at = starts[t]
+        for want in segments:                             # chunk by chunk, in no order within one
+            assert np.array_equal(np.sort(entries[at:at + len(want)]), want), f"tile {t}"
+            at += len(want)
+        assert at == starts[t + 1]
+
+
+@pytest.mark.parametrize("scene,size,options", [
+    ("micro2M", 300, {}), ("rand100k", 64, {"sparse": True}),          # pixel lists overflow: slow route
+    ("micro2M", 2100, {}),                                              # global counting, one segment
+    ("rand100k", 256, {"sparse": True, "capacity": 1000})])             # lists cut short
+def test_render_sparse_fallbacks_keep_serial_order(scene, size, options):
+    s = make_scene(scene)
+    r = _fast(s, size, **options)
+    r.clear(); r.advance(); r.render()
+    rows = (0, 64) if size > 1024 else None
+    want = S.render_sparse(make_scene(scene), size, size, steps=1) if rows is None else \
+        reference_image(make_scene(scene), size, size, rows=rows, steps=1)
+    got = r.get_image() if rows is None else r.get_image()[rows[0]:rows[1]]
+    assert np.abs(got - want).max() < 1e-5
 
 
 @pytest.mark.parametrize("scene,size", [("fireworks", 256), ("micro2M", 200)])

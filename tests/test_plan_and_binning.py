@@ -10,15 +10,18 @@ from circle_render.cuda import plan as P
 from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.twins import bin as B
 from circle_render.twins import sparse as S
-from circle_render.twins.tiles import pack_tile_box, unpack_tile_box
+from circle_render.twins.tiles import pack_in_cell, tile_box
 from circle_render.util import ceil_div
 
 
-@pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 96), (64, 32), (4096, 512)])
-def test_supertile_px_is_whole_tiles_covering_the_image(size, expected):
+@pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 128), (64, 32), (4096, 512),
+                                           (16384, 2048)])
+def test_supertile_px_is_a_power_of_two_tiles_covering_the_image(size, expected):
     px = P.supertile_px(size, size, FAST_TILE, SUPER_GRID)
     assert px == expected
     assert px % FAST_TILE == 0 and px * SUPER_GRID >= size
+    per = px // FAST_TILE
+    assert per & (per - 1) == 0 and per <= 256          # see kernels/tiles.cuh, pack_in_cell
 
 
 def _touch(scene, size, tile=FAST_TILE, grid=SUPER_GRID):
@@ -27,24 +30,29 @@ def _touch(scene, size, tile=FAST_TILE, grid=SUPER_GRID):
 
 
 @pytest.mark.parametrize("scene", ["rand10k", "snow", "biglittle", "pattern"])
-@pytest.mark.parametrize("size,tile,grid", [(64, 32, 8), (517, 32, 8), (517, 16, 4)])
+@pytest.mark.parametrize("size,tile,grid", [(64, 32, 8), (517, 32, 8), (517, 16, 4), (9000, 16, 8)])
 def test_every_tile_finds_its_circles_in_its_supertile_list(scene, size, tile, grid):
     s = make_scene(scene)
     advance(s)
     touch, px = _touch(s, size, tile, grid)
-    boxes = pack_tile_box(s.position, s.radius, size, size, tile)
-    entries = B.bin_emit(touch, boxes)
+    box = tile_box(s.position, s.radius, size, size, tile)
+    entries = B.bin_emit(touch, box, px // tile, grid)
     starts = np.concatenate([[0], np.cumsum(touch.sum(axis=1))])
     x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
-    for ty in range(0, size, tile * 3):
-        for tx in range(0, size, tile * 3):
+    step = max(tile * 3, size // 40 // tile * tile)
+    for ty in range(0, size, step):
+        for tx in range(0, size, step):
             need = np.nonzero((x0 < min(tx + tile, size)) & (x1 > tx) & (y0 < min(ty + tile, size))
                               & (y1 > ty) & (x0 < x1) & (y0 < y1))[0]
             st = (ty // px) * grid + tx // px
-            listed = entries[starts[st]:starts[st + 1], 0]
-            assert np.all(np.diff(listed.astype(np.int64)) > 0), "lists are in circle order"
-            assert np.isin(need, listed).all()
-            assert np.array_equal(entries[starts[st]:starts[st + 1], 1], boxes[listed])
+            listed = entries[starts[st]:starts[st + 1]]
+            assert np.all(np.diff(listed[:, 0].astype(np.int64)) > 0), "lists are in circle order"
+            assert np.isin(need, listed[:, 0]).all()
+            # the packed boxes hold this tile by the kernels' byte test, and only the circles that touch it
+            key = ((tx // tile) & 255, (ty // tile) & 255)
+            b = listed[:, 1].astype(np.int64)
+            holds = (b & 255 <= key[0]) & (key[0] <= b >> 8 & 255) & (b >> 16 & 255 <= key[1]) & (key[1] <= b >> 24)
+            assert set(listed[holds, 0].tolist()) == set(need.tolist())
 
 
 @pytest.mark.parametrize("scene", ["rand10k", "snow", "micro2M"])
@@ -93,13 +101,21 @@ def test_items_per_thread_fills_the_gpu_and_keeps_the_counts_small():
 @pytest.mark.parametrize("size", [64, 517, 1024, 4096])
 def test_tile_boxes_hold_exactly_the_tiles_a_pixel_box_touches(size):
     s = make_scene("rand10k")
-    x0b, x1b, y0b, y1b = unpack_tile_box(pack_tile_box(s.position, s.radius, size, size, FAST_TILE))
+    x0b, x1b, y0b, y1b = tile_box(s.position, s.radius, size, size, FAST_TILE)
     x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
     full = (x0 < x1) & (y0 < y1)
     for t in range(0, ceil_div(size, FAST_TILE), 5):          # tile column/row t
         lo, hi = t * FAST_TILE, min((t + 1) * FAST_TILE, size)
         assert np.array_equal((x0b <= t) & (t <= x1b), full & (x0 < hi) & (x1 > lo))
         assert np.array_equal((y0b <= t) & (t <= y1b), full & (y0 < hi) & (y1 > lo))
+
+
+def test_pack_in_cell_clamps_to_the_cell_modulo_256():
+    box = (np.array([300, 250, 10]), np.array([900, 260, 12]), np.array([0, 511, 5]), np.array([3, 513, 5]))
+    packed = pack_in_cell(box, np.array([256, 256, 0]), np.array([0, 512, 0]), 128)
+    assert [int(v) for v in packed] == [300 % 256 | (383 % 256) << 8 | 0 << 16 | 3 << 24,
+                                         0 | (260 % 256) << 8 | 0 << 16 | (513 % 256) << 24,
+                                         10 | 12 << 8 | 5 << 16 | 5 << 24]
 
 
 def test_sparse_path_is_chosen_by_depth():
@@ -115,19 +131,22 @@ def test_sparse_path_is_chosen_by_depth():
 
 def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     s = make_scene("rand10k")
-    size, tile = 200, 16
+    size, tile, chunk = 200, 16, 4096
     tiles_x = ceil_div(size, tile)
-    boxes = pack_tile_box(s.position, s.radius, size, size, tile)
-    lists = S.tile_emit(boxes, tiles_x, tiles_x)
-    counts = S.tile_count(boxes, tiles_x, tiles_x)
-    starts, cursors = S.tile_scan(counts)
-    assert [len(x) for x in lists] == counts.tolist() and starts[-1] == counts.sum()
-    assert np.array_equal(cursors, starts[:-1])
+    box = tile_box(s.position, s.radius, size, size, tile)
+    touch = S.tile_touch(box, tiles_x, tiles_x)
+    counts = S.sparse_count(touch, chunk)
+    offsets, totals = S.sparse_scan_chunks(counts)
+    starts = S.sparse_scan_tiles(totals)
+    segments = S.sparse_emit(touch, chunk)
+    assert counts.shape == (3, tiles_x * tiles_x) and starts[-1] == counts.sum()
+    assert np.array_equal(offsets[1], counts[0]) and np.array_equal(totals, counts.sum(axis=0))
+    assert [[len(x) for x in t] for t in segments] == counts.T.tolist()
+    lists = [np.concatenate(t) for t in segments]
     for i in range(0, s.n, 997):
-        b = int(boxes[i])
-        if b == 0xFF:
+        if box[0][i] > box[1][i]:
             assert not any(i in lst for lst in lists)
             continue
-        want = {ty * tiles_x + tx for ty in range((b >> 16) & 255, (b >> 24) + 1)
-                for tx in range(b & 255, ((b >> 8) & 255) + 1)}
+        want = {ty * tiles_x + tx for ty in range(box[2][i], box[3][i] + 1) for tx in range(box[0][i], box[1][i] + 1)}
         assert {t for t, lst in enumerate(lists) if i in lst} == want
+    assert np.array_equal(S.sparse_count(touch, None), counts.sum(axis=0, keepdims=True))   # global counting

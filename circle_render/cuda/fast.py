@@ -29,9 +29,10 @@ import numpy as np
 from circle_render.constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK, compile_defines
 from circle_render.cuda.device_scene import DeviceImage, DeviceScene
 from circle_render.cuda.module import Graph, Launch, device_synchronize, load_module
-from circle_render.cuda.plan import FastPlan, check_overrides, max_image_side, plan_fast
+from circle_render.cuda.plan import FastPlan, check_overrides, plan_fast, too_large
 from circle_render.registry import RendererUnavailable
 from circle_render.scenes.scene import SNOW, Scene
+from circle_render.util import ceil_div
 
 i32 = np.int32
 
@@ -53,10 +54,10 @@ class FastCudaRenderer:
 
     def load(self, scene: Scene, width: int, height: int) -> None:
         self.plan = p = plan_fast(scene, width, height, self._tuning, **self._choices)
-        if max(width, height) > max_image_side(p.tile):
-            raise RendererUnavailable(
-                f"renderer 'cuda' draws images up to {max_image_side(p.tile)} pixels a side "
-                f"(got {width}x{height}); use -r cuda-tiled for larger ones")
+        why = too_large(p)
+        if why:
+            raise RendererUnavailable(f"renderer 'cuda' cannot draw {width}x{height}: {why}; "
+                                      "use -r cuda-tiled")
         self.width, self.height = width, height
         self.state = DeviceScene(scene)
         self.image = DeviceImage(width, height, scene.shading)
@@ -104,29 +105,32 @@ class FastCudaRenderer:
         return {c: [*binning, draw_stage(c)] for c in (True, False)}
 
     def _sparse_stages(self, p: FastPlan, suffix: str):
-        """The sparse path: sparse_bin (per-tile lists in no order), sparse_draw."""
+        """The sparse path: sparse_bin (per-tile lists, chunk by chunk), sparse_draw."""
         import cupy as cp
-        st, n, count = self.state, p.n, p.tiles[0] * p.tiles[1]
-        self.tile_counts = cp.zeros(count, dtype=np.int32)
-        self.starts = cp.zeros(count + 1, dtype=np.int32)
-        self.cursors = cp.zeros(count, dtype=np.int32)
+        st, n, tiles = self.state, p.n, p.tiles[0] * p.tiles[1]
+        self.tile_counts = cp.zeros(p.sparse_chunks * tiles, dtype=np.int32)   # per (chunk, tile)
+        self.tile_totals = cp.zeros(tiles, dtype=np.int32)
+        self.starts = cp.zeros(tiles + 1, dtype=np.int32)
         self.tile_list = cp.zeros(max(p.capacity, 1), dtype=np.int32)
         mod = self._module("sparse.cu", p)
-        geometry = (st.circles, i32(n), i32(p.width), i32(p.height), i32(p.tiles[0]))
+        geometry = (st.circles, i32(n), i32(p.width), i32(p.height), i32(p.tiles[0]), i32(tiles))
         blocks = (p.sparse_blocks,)
         binning = ("sparse_bin", [
-            ("tile_count", Launch(mod.get_function("tile_count"), blocks, (BIN_THREADS,),
-                                  (*geometry, self.tile_counts))),
-            ("tile_scan", Launch(mod.get_function("tile_scan"), (1,), (SCAN_BLOCK,),
-                                 (self.tile_counts, i32(count), self.starts, self.cursors))),
-            ("tile_emit", Launch(mod.get_function("tile_emit"), blocks, (BIN_THREADS,),
-                                 (*geometry, self.cursors, self.tile_list, i32(p.capacity))))])
+            ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, (BIN_THREADS,),
+                                    (*geometry, self.tile_counts))),
+            ("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"), (ceil_div(tiles, BIN_THREADS),),
+                                          (BIN_THREADS,), (self.tile_counts, i32(p.sparse_chunks), i32(tiles),
+                                                           self.tile_totals))),
+            ("sparse_scan_tiles", Launch(mod.get_function("sparse_scan_tiles"), (1,), (SCAN_BLOCK,),
+                                         (self.tile_totals, i32(tiles), self.starts))),
+            ("sparse_emit", Launch(mod.get_function("sparse_emit"), blocks, (BIN_THREADS,),
+                                   (*geometry, self.tile_counts, self.starts, self.tile_list, i32(p.capacity))))])
         draw = mod.get_function("render_sparse" + suffix)
 
         def draw_stage(cleared: bool):
             return ("sparse_draw", [("render_sparse" + suffix, Launch(draw, p.tiles, (BLOCK_THREADS,), (
-                st.circles, st.colors, i32(n), self.tile_list, self.starts, self.cursors,
-                i32(p.capacity), self.image.pixels, self.image.rows, i32(cleared),
+                st.circles, st.colors, i32(n), self.tile_list, self.starts, self.tile_counts,
+                i32(p.sparse_chunks), i32(p.capacity), self.image.pixels, self.image.rows, i32(cleared),
                 i32(p.width), i32(p.height))))])
         return {c: [binning, draw_stage(c)] for c in (True, False)}
 
@@ -175,6 +179,9 @@ class FastCudaRenderer:
                 self.list.get())
 
     def sparse_lists(self):
-        """After the sparse_bin stage: where each tile's list starts (and, last, the total),
-        where each ends, and the entries (circle indices, in no order), on the host."""
-        return self.starts.get(), self.cursors.get(), self.tile_list.get()
+        """After the sparse_bin stage: where each tile's list starts (and, last, the total), the
+        per-(chunk, tile) offsets within the tiles' lists (shared counting; with global atomics
+        the per-tile counts), and the entries (circle indices), on the host."""
+        tiles = self.plan.tiles[0] * self.plan.tiles[1]
+        return (self.starts.get(), self.tile_counts.get().reshape(self.plan.sparse_chunks, tiles),
+                self.tile_list.get())

@@ -42,7 +42,10 @@ class FastPlan:
     chunk: int                   # circles per binning block (binned)
     chunks: int                  # binning blocks (binned; 1 otherwise)
     capacity: int                # list entries the list buffer holds (binned, sparse)
-    sparse_blocks: int           # blocks of tile_count and tile_emit (sparse)
+    sparse_shared: bool = False  # sparse binning counts in shared memory (else global atomics)
+    sparse_chunks: int = 1       # sparse binning blocks with shared counters (chunks of circles)
+    sparse_blocks: int = 1       # blocks of sparse_count and sparse_emit
+    sparse_group: int = 1        # threads render_sparse gives each circle's pixels
     tuning: dict = field(default_factory=dict)   # every TUNABLE value, as chosen
 
     @property
@@ -51,18 +54,27 @@ class FastPlan:
 
     @property
     def defines(self) -> dict:
-        """The tuned values the kernels are compiled with (host-only choices left out)."""
-        return {k: v for k, v in self.tuning.items() if k not in HOST_ONLY}
+        """What the kernels are compiled with besides constants.py's values: the tuned values
+        (host-only choices left out) and the sparse path's choices."""
+        return {k: v for k, v in self.tuning.items() if k not in HOST_ONLY} | {
+            "SPARSE_SHARED": int(self.sparse_shared), "SPARSE_GROUP": self.sparse_group}
 
 
-def max_image_side(tile: int) -> int:
-    """The largest image side a plan with this tile size can draw (packed tile boxes)."""
-    return constants.MAX_TILES * tile
+def too_large(plan: "FastPlan") -> str | None:
+    """Why the plan cannot draw its image (the binned path packs tile boxes relative to their
+    supertile in bytes: supertiles of at most MAX_CELL_TILES tiles a side), or None."""
+    if plan.path == "binned" and plan.super_px // plan.tile > constants.MAX_CELL_TILES:
+        side = constants.MAX_CELL_TILES * plan.tile * plan.super_grid
+        return f"its binned path draws images up to {side} pixels a side with these constants"
+    return None
 
 
 def supertile_px(width: int, height: int, tile: int, grid: int) -> int:
-    """Side of a supertile in pixels: whole tiles, ``grid`` of them covering the image."""
-    return tile * ceil_div(ceil_div(max(width, height), tile), grid)
+    """Side of a supertile in pixels: a power of two tiles (so that list entries can pack tile
+    boxes in bytes at any image size: kernels/tiles.cuh, pack_in_cell), ``grid`` of them
+    covering the image."""
+    per = ceil_div(ceil_div(max(width, height), tile), grid)
+    return tile * (1 << max(0, per - 1).bit_length())
 
 
 def items_per_thread(n: int) -> int:
@@ -131,8 +143,16 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
         cap = list_capacity(scene.radius, width, height, tile, max(tiles))
     else:
         cap = 0
+    shared = tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES
+    sparse_chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK)) if shared else 1
+    box = min(float(tile * tile), (2.0 * mean_px + 1.0) ** 2)      # a circle's pixels in a tile
+    group = 1
+    while group < 32 and group * constants.SPARSE_GROUP_PIXELS < box:
+        group *= 2
     return FastPlan(path=path, width=width, height=height, n=n, tile=tile, tiles=tiles,
                     cull_items=t["CULL_ITEMS"], super_grid=grid, super_px=super_px, items=items,
                     chunk=chunk, chunks=chunks, capacity=cap if capacity is None else capacity,
-                    sparse_blocks=max(1, min(ceil_div(n, constants.BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
-                    tuning=t)
+                    sparse_shared=shared, sparse_chunks=sparse_chunks,
+                    sparse_blocks=sparse_chunks if shared else
+                    max(1, min(ceil_div(n, constants.BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
+                    sparse_group=group, tuning=t)

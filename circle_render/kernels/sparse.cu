@@ -1,125 +1,294 @@
-// The fast renderer's sparse path, stages "sparse_bin" (tile_count, tile_scan, tile_emit) and
-// "sparse_draw" (render_sparse): scenes with few circles over any pixel (micro2M).
-// NumPy twins: circle_render/twins/sparse.py.
+// The fast renderer's sparse path, stages "sparse_bin" (sparse_count, sparse_scan_chunks,
+// sparse_scan_tiles, sparse_emit) and "sparse_draw" (render_sparse): scenes with few circles
+// over any pixel (micro2M). Every pixel's circles fit a short list, so circle order is restored
+// per pixel instead of per list. NumPy twins: circle_render/twins/sparse.py.
 //
-// Every pixel's circles fit a short list, so order is restored per pixel instead of per list:
-// 1. tile_count: each circle adds 1 to the count of every tile its box touches (atomics).
-// 2. tile_scan: counts -> where each tile's list starts, and a cursor for tile_emit; zeroes
-//    the counts for the next frame.
-// 3. tile_emit: each circle writes its index into every list it belongs to, in no order.
-// 4. render_sparse, one block per tile, one pixel per thread: each thread takes list entries,
-//    finds the tile's pixels the circle covers and appends the index to those pixels' lists in
-//    shared memory; each pixel then sorts its list and blends it in circle order, exactly as
-//    the serial reference does. A tile whose pixel lists overflow (or whose lists were cut
-//    off at capacity) walks every circle instead, as render_fast does.
+// Binning. Circles are taken in chunks of SPARSE_CHUNK, one block a chunk, and every circle is
+// listed under each tile (SPARSE_TILE pixels a side) its pixel box touches:
+// 1. sparse_count: counts[b * tiles + t] = circles of chunk b touching tile t, counted in shared
+//    memory (16-bit counters, two a word; no global atomics);
+// 2. sparse_scan_chunks: each tile's column of counts becomes offsets within the tile's list (in
+//    place), and totals[t] the list's length;
+// 3. sparse_scan_tiles: starts[t] = where tile t's list begins (lists lie end to end), and
+//    starts[tiles] = all entries;
+// 4. sparse_emit: each circle's index goes to starts[t] + counts[b * tiles + t] + its place
+//    among chunk b's circles in t. So a tile's list is its chunks' segments in chunk order, and
+//    within a segment the circles in no order.
+// With more tiles than SPARSE_SHARED_TILES (images over 2048 pixels a side) the counters do not
+// fit in shared memory: SPARSE_SHARED is 0, one "chunk" holds every circle, and sparse_count
+// and sparse_emit use global atomics (render_sparse zeroes the counts for the next frame).
+//
+// Drawing. render_sparse, one block per tile, one pixel per thread, takes the tile's list in
+// rounds of whole segments (at most SPARSE_STAGE entries: one round for micro2M): it stages
+// the round's circles in shared memory, appends each circle to the lists of the pixels it
+// covers, sorts each pixel's list by circle index and blends it in that order, exactly as the
+// serial reference does. A segment longer than the stage, or a pixel list longer than
+// SPARSE_SLOTS, takes a slower exact route (pixel by pixel, the next circle in index order).
+#include "tiles.cuh"
+#include "scan.cuh"
+#include "profile.cuh"
 
-#include "walk.cuh"
+constexpr int SPARSE_THREADS = SPARSE_TILE * SPARSE_TILE;     // a pixel a thread
+static_assert(SPARSE_THREADS == BLOCK_THREADS, "render_sparse is one pixel per thread of a block");
+static_assert(SPARSE_STAGE <= 65536, "pixel lists hold stage slots in 16 bits");
+static_assert(SPARSE_CHUNK <= 65535, "a chunk's circles in one tile are counted in 16 bits");
+static_assert(SPARSE_THREADS % SPARSE_GROUP == 0, "insert groups split the block evenly");
 
 template <class Visit>
-__device__ __forceinline__ void for_each_tile(unsigned box, int tiles_x, Visit visit) {
-    const int x0 = box & 0xffu, x1 = box >> 8 & 0xffu, y0 = box >> 16 & 0xffu, y1 = box >> 24;
-    for (int ty = y0; ty <= y1; ++ty)
-        for (int tx = x0; tx <= x1; ++tx) visit(ty * tiles_x + tx);
+__device__ __forceinline__ void for_each_tile(TileBox b, int tiles_x, Visit visit) {
+    for (int ty = b.y0; ty <= b.y1; ++ty)
+        for (int tx = b.x0; tx <= b.x1; ++tx) visit(ty * tiles_x + tx);
 }
 
+// 16-bit counter t of the block's shared counters: add one, return what it held.
+__device__ __forceinline__ int bump16(unsigned* counters, int t) {
+    const int shift = 16 * (t & 1);
+    return (int)(atomicAdd(&counters[t >> 1], 1u << shift) >> shift & 0xffffu);
+}
+
+#if SPARSE_SHARED
+__device__ __forceinline__ void zero_counters(unsigned* counters, int tiles) {
+    for (int k = threadIdx.x; k < (tiles + 1) / 2; k += BIN_THREADS) counters[k] = 0u;
+    __syncthreads();
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-tile_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_x,
-           int* __restrict__ counts) {
+sparse_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
+             int* __restrict__ counts) {
+#if SPARSE_SHARED
+    __shared__ unsigned counters[SPARSE_SHARED_TILES / 2];
+    zero_counters(counters, tiles);
+    const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
+    for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += BIN_THREADS)
+        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) { bump16(counters, t); });
+    __syncthreads();
+    for (int t = threadIdx.x; t < tiles; t += BIN_THREADS)
+        counts[blockIdx.x * tiles + t] = (int)(counters[t >> 1] >> (16 * (t & 1)) & 0xffffu);
+#else
     for (int i = blockIdx.x * BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * BIN_THREADS)
-        for_each_tile(pack_tile_box(circles[i], width, height), tiles_x,
+        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x,
                       [&](int t) { atomicAdd(&counts[t], 1); });
+#endif
 }
 
-// One block. starts[t] = cursors[t] = counts before tile t; starts[tiles] = all of them.
+// Thread t: tile t's column of counts (one per chunk) becomes its exclusive prefix, in place;
+// totals[t] the column's sum.
+extern "C" __global__ void __launch_bounds__(BIN_THREADS)
+sparse_scan_chunks(int* __restrict__ counts, int chunks, int tiles, int* __restrict__ totals) {
+    const int t = blockIdx.x * BIN_THREADS + threadIdx.x;
+    if (t >= tiles) return;
+    int running = 0;
+    for (int b = 0; b < chunks; ++b) {
+        const int v = counts[b * tiles + t];
+        counts[b * tiles + t] = running;
+        running += v;
+    }
+    totals[t] = running;
+}
+
+// One block: starts[t] = totals[0] + ... + totals[t - 1]; starts[tiles] = the sum of all. Each
+// thread scans a run of consecutive totals, so three barriers do for any number of tiles.
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
-tile_scan(int* __restrict__ counts, int tiles, int* __restrict__ starts, int* __restrict__ cursors) {
+sparse_scan_tiles(const int* __restrict__ totals, int tiles, int* __restrict__ starts) {
     __shared__ int warp_sums[32];
-    const int carry = block_exclusive_scan_n<SCAN_BLOCK>(tiles, [&](int i) { return counts[i]; },
-        [&](int i, int before) {
-            starts[i] = cursors[i] = before;
-            counts[i] = 0;
-        }, warp_sums);
-    if (threadIdx.x == 0) starts[tiles] = carry;
+    const int per = (tiles + SCAN_BLOCK - 1) / SCAN_BLOCK;
+    const int lo = min(tiles, (int)threadIdx.x * per), hi = min(tiles, lo + per);
+    int sum = 0;
+    for (int k = lo; k < hi; ++k) sum += totals[k];
+    int all;
+    int before = block_exclusive_scan<SCAN_BLOCK>(sum, all, warp_sums);
+    for (int k = lo; k < hi; ++k) {
+        starts[k] = before;
+        before += totals[k];
+    }
+    if (threadIdx.x == 0) starts[tiles] = all;
 }
 
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-tile_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_x,
-          int* __restrict__ cursors, int* __restrict__ list, int capacity) {
-    for (int i = blockIdx.x * BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * BIN_THREADS)
-        for_each_tile(pack_tile_box(circles[i], width, height), tiles_x, [&](int t) {
-            const int pos = atomicAdd(&cursors[t], 1);
+sparse_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
+            int* __restrict__ counts, const int* __restrict__ starts, int* __restrict__ list, int capacity) {
+#if SPARSE_SHARED
+    __shared__ unsigned counters[SPARSE_SHARED_TILES / 2];
+    zero_counters(counters, tiles);
+    const int* offsets = counts + blockIdx.x * tiles;          // where chunk b's segment begins
+    const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
+    for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += BIN_THREADS)
+        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
+            const int pos = starts[t] + offsets[t] + bump16(counters, t);
             if (pos < capacity) list[pos] = i;
         });
+#else
+    for (int i = blockIdx.x * BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * BIN_THREADS)
+        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
+            const int pos = starts[t] + atomicAdd(&counts[t], 1);
+            if (pos < capacity) list[pos] = i;
+        });
+#endif
 }
 
-#if FAST_TILE * FAST_TILE == BLOCK_THREADS     // one pixel per thread
+// ---- render_sparse ----
+
+// A staged circle: its centre and radius, and (flat) its colour with its index in w, or (snow)
+// its index in w alone.
+struct SparseStage {
+    float4 circle[SPARSE_STAGE];
+    float4 extra[SPARSE_STAGE];
+    unsigned short pixel_list[SPARSE_SLOTS][SPARSE_THREADS];   // [slot][pixel]: no bank conflicts
+    int pixel_count[SPARSE_THREADS];
+    int round_end;
+};
+
+__device__ __forceinline__ int staged_index(const SparseStage& st, int e) { return __float_as_int(st.extra[e].w); }
+
+template <bool SNOW>
+__device__ __forceinline__ void shade_circle(float4& p, float4 c, float3 colour, float px, float py) {
+    const float d2 = dist2(c, px, py);
+    if (d2 > c.w * c.w) return;
+    float alpha = FLAT_ALPHA;
+    float3 col = colour;
+    if (SNOW) snow_shade(d2, c, alpha, col);
+    blend(p, alpha, col);
+}
+
+// Where the round from list position lo ends: the last segment boundary within lo + SPARSE_STAGE,
+// or the end of the one segment after lo if that one alone is longer. Segment b of the tile's
+// list is [begin + off(b), begin + off(b + 1)), off(b) = offsets[b * tiles] (chunk order),
+// off(chunks) = end - begin.
+__device__ __forceinline__ int round_end(const int* __restrict__ offsets, int chunks, int tiles, int begin,
+                                         int end, int lo) {
+    if (end - lo <= SPARSE_STAGE) return end;
+    auto off = [&](int b) { return b == 0 ? 0 : b >= chunks ? end - begin : offsets[b * tiles]; };
+    int a = 0, z = chunks;                 // largest b with off(b) <= lo - begin + SPARSE_STAGE
+    while (a < z) {
+        const int m = (a + z + 1) / 2;
+        if (off(m) <= lo - begin + SPARSE_STAGE) a = m; else z = m - 1;
+    }
+    if (begin + off(a) > lo) return begin + off(a);
+    int b = a + 1;                         // no whole segment fits: the next one, alone
+    while (begin + off(b) <= lo) ++b;
+    return begin + off(b);
+}
+
+// The exact slow route for entries [lo, hi) of the list: the pixel blends, again and again, the
+// covering circle with the smallest index above the last one it blended.
+template <bool SNOW>
+__device__ __forceinline__ void blend_in_index_order(float4& p, const int* __restrict__ list, int lo, int hi,
+                                                     const float4* __restrict__ circles,
+                                                     const float* __restrict__ colors, float px, float py) {
+    for (int last = -1;;) {
+        int best = 0x7fffffff;
+        for (int k = lo; k < hi; ++k) {
+            const int i = list[k];
+            if (i > last && i < best && dist2(circles[i], px, py) <= circles[i].w * circles[i].w) best = i;
+        }
+        if (best == 0x7fffffff) return;
+        shade_circle<SNOW>(p, circles[best], make_float3(colors[3 * best], colors[3 * best + 1], colors[3 * best + 2]),
+                           px, py);
+        last = best;
+    }
+}
+
 template <bool SNOW>
 __device__ __forceinline__ void render_sparse_body(
         const float4* __restrict__ circles, const float* __restrict__ colors, int n,
-        const int* __restrict__ list, const int* __restrict__ starts,
-        const int* __restrict__ cursors, int capacity, float4* __restrict__ image,
-        const float4* __restrict__ rows, int cleared, int width, int height) {
+        const int* __restrict__ list, const int* __restrict__ starts, int* __restrict__ counts, int chunks,
+        int capacity, float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width,
+        int height) {
     PROFILE_START
-    __shared__ int pixel_count[BLOCK_THREADS];
-    __shared__ int pixel_list[SPARSE_SLOTS][BLOCK_THREADS];   // [slot][pixel]: no bank conflicts
-    static_assert(sizeof(Stage<SNOW>) + sizeof(pixel_list) + sizeof(pixel_count) <= 48 * 1024,
-                  "render_sparse's lists and walk_tile's stage fit 48 KB of shared memory: fewer "
-                  "CULL_ITEMS or SPARSE_SLOTS");
+    __shared__ SparseStage st;
+    static_assert(sizeof(SparseStage) <= 48 * 1024, "render_sparse's stage fits 48 KB: fewer SPARSE_STAGE or SPARSE_SLOTS");
     const int2 t = tile_of_block();
     const int tiles = gridDim.x * gridDim.y, tile = t.y * gridDim.x + t.x;
-    const int x0 = t.x * FAST_TILE, y0 = t.y * FAST_TILE;
-    pixel_count[threadIdx.x] = 0;
-    __syncthreads();
-    const bool cut = starts[tiles] > capacity;
-    const int begin = starts[tile], end = cut ? begin : cursors[tile];
-    for (int k = begin + (int)threadIdx.x; k < end; k += BLOCK_THREADS) {
-        const int i = list[k];
-        const float4 c = circles[i];
-        const PixelBox b = circle_box(c, width, height);
-        const float r2 = c.w * c.w;
-        for (int y = max(b.y0, y0); y < min(b.y1, y0 + FAST_TILE); ++y) {
-            const float py = pixel_centre(y, height);
-            for (int x = max(b.x0, x0); x < min(b.x1, x0 + FAST_TILE); ++x) {
-                if (dist2(c, pixel_centre(x, width), py) <= r2) {
-                    const int p = (y - y0) * FAST_TILE + (x - x0);
-                    const int slot = atomicAdd(&pixel_count[p], 1);
-                    if (slot < SPARSE_SLOTS) pixel_list[slot][p] = i;
+    const int x0 = t.x * SPARSE_TILE, y0 = t.y * SPARSE_TILE;
+    const int x = x0 + threadIdx.x % SPARSE_TILE, y = y0 + threadIdx.x / SPARSE_TILE;
+    const bool inside = x < width && y < height;
+    const float px = pixel_centre(x, width), py = pixel_centre(y, height);
+    float4 p = inside ? (cleared ? rows[y] : image[y * width + x]) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const int begin = starts[tile], end = starts[tile + 1];
+    if (starts[tiles] > capacity) {        // the lists were cut short (a capacity chosen too small)
+        for (int i = 0; i < n; ++i)
+            shade_circle<SNOW>(p, circles[i], make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]), px, py);
+    }
+    for (int lo = begin; lo < end && starts[tiles] <= capacity;) {
+        if (threadIdx.x == 0) st.round_end = round_end(counts + tile, chunks, tiles, begin, end, lo);
+        st.pixel_count[threadIdx.x] = 0;
+        __syncthreads();
+        const int hi = st.round_end, count = hi - lo;
+        if (count > SPARSE_STAGE) {        // one segment longer than the stage
+            blend_in_index_order<SNOW>(p, list, lo, hi, circles, colors, px, py);
+        } else {
+            for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) {
+                const int i = list[lo + e];
+                st.circle[e] = circles[i];
+                st.extra[e] = make_float4(SNOW ? 0.f : colors[3 * i], SNOW ? 0.f : colors[3 * i + 1],
+                                          SNOW ? 0.f : colors[3 * i + 2], __int_as_float(i));
+            }
+            __syncthreads();
+            // every (circle, pixel of its box in the tile) pair, SPARSE_GROUP threads a circle
+            const int group = threadIdx.x / SPARSE_GROUP, member = threadIdx.x % SPARSE_GROUP;
+            for (int e = group; e < count; e += SPARSE_THREADS / SPARSE_GROUP) {
+                const float4 c = st.circle[e];
+                const PixelBox b = circle_box(c, width, height);
+                const int bx0 = max(b.x0, x0), bx1 = min(b.x1, x0 + SPARSE_TILE);
+                const int by0 = max(b.y0, y0), by1 = min(b.y1, y0 + SPARSE_TILE);
+                const int w = bx1 - bx0, area = w * (by1 - by0);
+                for (int k = member; k < area; k += SPARSE_GROUP) {
+                    const int xx = bx0 + k % w, yy = by0 + k / w;
+                    if (dist2(c, pixel_centre(xx, width), pixel_centre(yy, height)) <= c.w * c.w) {
+                        const int q = (yy - y0) * SPARSE_TILE + (xx - x0);
+                        const int slot = atomicAdd(&st.pixel_count[q], 1);
+                        if (slot < SPARSE_SLOTS) st.pixel_list[slot][q] = (unsigned short)e;
+                    }
+                }
+            }
+            __syncthreads();
+            const int m = st.pixel_count[threadIdx.x];
+            if (m <= SPARSE_SLOTS) {
+                for (int a = 1; a < m; ++a) {            // insertion sort by circle index
+                    const unsigned short v = st.pixel_list[a][threadIdx.x];
+                    const int key = staged_index(st, v);
+                    int j = a - 1;
+                    for (; j >= 0 && staged_index(st, st.pixel_list[j][threadIdx.x]) > key; --j)
+                        st.pixel_list[j + 1][threadIdx.x] = st.pixel_list[j][threadIdx.x];
+                    st.pixel_list[j + 1][threadIdx.x] = v;
+                }
+                for (int j = 0; j < m; ++j) {
+                    const int e = st.pixel_list[j][threadIdx.x];
+                    const float4 ex = st.extra[e];
+                    shade_circle<SNOW>(p, st.circle[e], make_float3(ex.x, ex.y, ex.z), px, py);
+                }
+            } else {                               // this pixel's list overflowed: the exact slow route
+                for (int last = -1;;) {
+                    int best = 0x7fffffff, at = -1;
+                    for (int e = 0; e < count; ++e) {
+                        const int i = staged_index(st, e);
+                        const float4 c = st.circle[e];
+                        if (i > last && i < best && dist2(c, px, py) <= c.w * c.w) { best = i; at = e; }
+                    }
+                    if (at < 0) break;
+                    const float4 ex = st.extra[at];
+                    shade_circle<SNOW>(p, st.circle[at], make_float3(ex.x, ex.y, ex.z), px, py);
+                    last = best;
                 }
             }
         }
+        __syncthreads();                           // the stage is reused by the next round
+        lo = hi;
     }
-    __syncthreads();
-    const int m = pixel_count[threadIdx.x];
-    if (__syncthreads_or(cut || m > SPARSE_SLOTS)) {
-        walk_tile<SNOW, false>(t, circles, colors, nullptr, 0, n, image, rows, cleared, width, height);
-    } else {
-        for (int a = 1; a < m; ++a) {            // insertion sort: circle order
-            const int v = pixel_list[a][threadIdx.x];
-            int j = a - 1;
-            for (; j >= 0 && pixel_list[j][threadIdx.x] > v; --j)
-                pixel_list[j + 1][threadIdx.x] = pixel_list[j][threadIdx.x];
-            pixel_list[j + 1][threadIdx.x] = v;
-        }
-        const int x = x0 + threadIdx.x % FAST_TILE, y = y0 + threadIdx.x / FAST_TILE;
-        if (x < width && y < height) {
-            float4 p = cleared ? rows[y] : image[y * width + x];
-            const float px = pixel_centre(x, width), py = pixel_centre(y, height);
-            for (int j = 0; j < m; ++j) {
-                const int i = pixel_list[j][threadIdx.x];
-                shade_pixel(p, circles[i], colors, i, px, py, SNOW);
-            }
-            image[y * width + x] = p;
-        }
-    }
+#if !SPARSE_SHARED
+    if (threadIdx.x == 0) counts[tile] = 0;        // global counters: zero for the next frame
+#endif
+    if (inside) image[y * width + x] = p;
     PROFILE_END
 }
 
 #define RENDER_SPARSE_PARAMS                                                                   \
     const float4* __restrict__ circles, const float* __restrict__ colors, int n,              \
-    const int* __restrict__ list, const int* __restrict__ starts,                             \
-    const int* __restrict__ cursors, int capacity, float4* __restrict__ image,                \
-    const float4* __restrict__ rows, int cleared, int width, int height
-#define RENDER_SPARSE_ARGS circles, colors, n, list, starts, cursors, capacity, image, rows, \
+    const int* __restrict__ list, const int* __restrict__ starts, int* __restrict__ counts,   \
+    int chunks, int capacity, float4* __restrict__ image, const float4* __restrict__ rows,    \
+    int cleared, int width, int height
+#define RENDER_SPARSE_ARGS circles, colors, n, list, starts, counts, chunks, capacity, image, rows, \
     cleared, width, height
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SPARSE_MIN_BLOCKS)
@@ -127,4 +296,3 @@ render_sparse(RENDER_SPARSE_PARAMS) { render_sparse_body<false>(RENDER_SPARSE_AR
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SPARSE_MIN_BLOCKS)
 render_sparse_snow(RENDER_SPARSE_PARAMS) { render_sparse_body<true>(RENDER_SPARSE_ARGS); }
-#endif

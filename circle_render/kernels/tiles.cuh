@@ -1,20 +1,38 @@
-// Tile geometry shared by the fast renderer's stages: circles' pixel boxes in tiles, packed
-// into 32 bits, and which tile a block draws.
+// Tile geometry shared by the fast renderer's stages: circles' pixel boxes in tiles (packed into
+// 32 bits relative to a supertile for the lists), and which tile a block draws.
 #pragma once
 #include "shade.cuh"
 
 constexpr unsigned FULL = 0xffffffffu;               // every lane of a warp
 
-// Packed tile boxes: bytes (x0, x1, y0, y1), inclusive tile indices, so images of up to 256
-// tiles a side. A circle whose pixel box is empty covers no pixel: NO_TILES.
-__device__ __forceinline__ unsigned pack_tile_box(float4 c, int width, int height) {
+// A circle's pixel box in tiles of `tile` pixels: inclusive tile indices, x0 > x1 when the
+// pixel box is empty (the circle covers no pixel).
+struct TileBox { int x0, x1, y0, y1; };
+
+__device__ __forceinline__ TileBox tile_box(float4 c, int width, int height, int tile) {
     const PixelBox b = circle_box(c, width, height);
-    if (b.x0 >= b.x1 || b.y0 >= b.y1) return NO_TILES;
-    return (unsigned)(b.x0 / FAST_TILE) | (unsigned)((b.x1 - 1) / FAST_TILE) << 8 |
-           (unsigned)(b.y0 / FAST_TILE) << 16 | (unsigned)((b.y1 - 1) / FAST_TILE) << 24;
+    if (b.x0 >= b.x1 || b.y0 >= b.y1) return {1, 0, 1, 0};
+    return {b.x0 / tile, (b.x1 - 1) / tile, b.y0 / tile, (b.y1 - 1) / tile};
 }
 
-// tile = (tx, tx, ty, ty) in bytes. Per byte: tx >= x0, x1 >= tx, ty >= y0, y1 >= ty.
+// A tile box seen from a cell (a supertile) of `cells` x `cells` tiles whose first tile is
+// (cx, cy): clamped to the cell, and its tile indices modulo 256 packed as bytes (x0, x1, y0,
+// y1). Cells are a power of two tiles a side, at most 256, and start at multiples of their
+// side, so no cell straddles a multiple of 256 and the bytes compare exactly with the key of
+// any tile of the cell, tile_key(tx & 255, ty & 255): images of any size. Only boxes that
+// touch the cell are packed.
+__device__ __forceinline__ unsigned pack_in_cell(TileBox b, int cx, int cy, int cells) {
+    const int x0 = max(b.x0, cx) & 255, x1 = min(b.x1, cx + cells - 1) & 255;
+    const int y0 = max(b.y0, cy) & 255, y1 = min(b.y1, cy + cells - 1) & 255;
+    return (unsigned)x0 | (unsigned)x1 << 8 | (unsigned)y0 << 16 | (unsigned)y1 << 24;
+}
+
+// The key of tile (tx, ty) (each under 256) for box_has_tile: (tx, tx, ty, ty) in bytes.
+__device__ __forceinline__ unsigned tile_key(int tx, int ty) {
+    return (unsigned)tx * 0x0101u | (unsigned)ty * 0x01010000u;
+}
+
+// Does a packed box hold the tile of this key? Per byte: tx >= x0, x1 >= tx, ty >= y0, y1 >= ty.
 __device__ __forceinline__ bool box_has_tile(unsigned box, unsigned tile) {
     return __vcmpgeu4(__byte_perm(tile, box, 0x7250), __byte_perm(tile, box, 0x3614)) == FULL;
 }

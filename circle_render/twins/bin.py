@@ -1,5 +1,5 @@
 """Twins of kernels/bin.cu, the binning stage: circles listed, in circle order, under every
-supertile their pixel box touches. Supertiles are ``super_px`` pixels a side (whole tiles),
+supertile their pixel box touches (with their tile box packed relative to the supertile). Supertiles are ``super_px`` pixels a side (whole tiles),
 ``grid`` of them a side; binning block b takes circles [b * chunk, (b + 1) * chunk), each of
 its warps 32 * items of them."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from circle_render.constants import BIN_THREADS
-from circle_render.twins.tiles import pack_tile_box
+from circle_render.twins.tiles import pack_in_cell, tile_box
 from circle_render.util import ceil_div
 
 BIN_WARPS = BIN_THREADS // 32
@@ -15,11 +15,10 @@ BIN_WARPS = BIN_THREADS // 32
 
 def super_touch(position, radius, width: int, height: int, tile: int, super_px: int,
                 grid: int) -> np.ndarray:
-    """(supertiles, n) bool: which circles touch which supertile (from their packed tile box,
-    as the kernels decide it)."""
-    b = pack_tile_box(position, radius, width, height, tile).astype(np.int64)
+    """(supertiles, n) bool: which circles touch which supertile (from their tile box, as the
+    kernels decide it)."""
     per = super_px // tile
-    x0, x1, y0, y1 = (b & 0xFF) // per, (b >> 8 & 0xFF) // per, (b >> 16 & 0xFF) // per, (b >> 24) // per
+    x0, x1, y0, y1 = (v // per for v in tile_box(position, radius, width, height, tile))
     s = np.arange(grid * grid)
     sx, sy = (s % grid)[:, None], (s // grid)[:, None]
     return (x0 <= sx) & (sx <= x1) & (y0 <= sy) & (sy <= y1)
@@ -46,8 +45,10 @@ def bin_scan(counts: np.ndarray, supertiles: int):
     return (np.cumsum(rows, axis=1) - rows).astype(np.int32).reshape(-1), rows.sum(axis=1).astype(np.int32)
 
 
-def bin_emit(touch: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """The list as bin_emit writes it: (entries, 2) uint32 rows (circle index, packed tile box),
-    supertile 0's list first, each in circle order."""
+def bin_emit(touch: np.ndarray, box, tiles_per_super: int, grid: int) -> np.ndarray:
+    """The list as bin_emit writes it: (entries, 2) uint32 rows (circle index, its tile box
+    packed relative to the supertile), supertile 0's list first, each in circle order."""
     s, i = np.nonzero(touch)               # row-major: by supertile, then by circle
-    return np.stack([i.astype(np.uint32), boxes[i]], axis=1)
+    cx, cy = (s % grid) * tiles_per_super, (s // grid) * tiles_per_super
+    packed = pack_in_cell(tuple(b[i] for b in box), cx, cy, tiles_per_super)
+    return np.stack([i.astype(np.uint32), packed], axis=1)

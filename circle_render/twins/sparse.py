@@ -1,35 +1,51 @@
-"""Twins of kernels/sparse.cu, the sparse path: per-tile lists (in no order on the GPU, in
-circle order here) and a per-pixel blend in exact serial order."""
+"""Twins of kernels/sparse.cu, the sparse path: per-tile lists built chunk by chunk (in no
+order within a chunk on the GPU, in circle order here) and a per-pixel blend in exact serial
+order."""
 from __future__ import annotations
 
 import numpy as np
 
-from circle_render.twins.tiles import unpack_tile_box
+from circle_render.util import ceil_div
 
 
-def tile_touch(boxes: np.ndarray, tiles_x: int, tiles_y: int) -> np.ndarray:
-    """(tiles, n) bool: which circles' packed tile boxes hold which tile (row by row)."""
-    x0, x1, y0, y1 = unpack_tile_box(boxes)
+def tile_touch(box, tiles_x: int, tiles_y: int) -> np.ndarray:
+    """(tiles, n) bool: which circles' tile boxes hold which tile (row by row)."""
+    x0, x1, y0, y1 = box
     t = np.arange(tiles_x * tiles_y)
     tx, ty = (t % tiles_x)[:, None], (t // tiles_x)[:, None]
     return (x0 <= tx) & (tx <= x1) & (y0 <= ty) & (ty <= y1)
 
 
-def tile_count(boxes: np.ndarray, tiles_x: int, tiles_y: int) -> np.ndarray:
-    """int32 per tile: the circles whose box touches it."""
-    return tile_touch(boxes, tiles_x, tiles_y).sum(axis=1, dtype=np.int32)
+def sparse_count(touch: np.ndarray, chunk: int | None) -> np.ndarray:
+    """(chunks, tiles) int32: the circles of each chunk of ``chunk`` circles touching each tile
+    (chunk None: global counting, one row)."""
+    tiles, n = touch.shape
+    size = n if chunk is None else chunk
+    chunks = 1 if chunk is None else max(1, ceil_div(n, chunk))
+    padded = np.zeros((tiles, chunks * size), dtype=np.int32)
+    padded[:, :n] = touch
+    return padded.reshape(tiles, chunks, size).sum(axis=2, dtype=np.int32).T.copy()
 
 
-def tile_scan(counts: np.ndarray):
-    """(starts, cursors) as tile_scan writes them: starts has one more entry, the total; the
-    counts are zeroed for the next frame (not shown)."""
-    starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int32)
-    return starts, starts[:-1].copy()
+def sparse_scan_chunks(counts: np.ndarray):
+    """(offsets, totals): each tile's column of counts as its exclusive prefix (where each
+    chunk's segment begins within the tile's list), and the column sums."""
+    return (np.cumsum(counts, axis=0, dtype=np.int64) - counts).astype(np.int32), counts.sum(axis=0, dtype=np.int32)
 
 
-def tile_emit(boxes: np.ndarray, tiles_x: int, tiles_y: int) -> list[np.ndarray]:
-    """Each tile's list of circle indices, in circle order (the GPU writes them in no order)."""
-    return [np.nonzero(row)[0].astype(np.int32) for row in tile_touch(boxes, tiles_x, tiles_y)]
+def sparse_scan_tiles(totals: np.ndarray) -> np.ndarray:
+    """Where each tile's list starts, lists end to end; one more entry, the total."""
+    return np.concatenate([[0], np.cumsum(totals, dtype=np.int64)]).astype(np.int32)
+
+
+def sparse_emit(touch: np.ndarray, chunk: int | None) -> list[list[np.ndarray]]:
+    """Per tile, its list's segments (one per chunk, in chunk order), each the circle indices in
+    circle order (the GPU writes each segment in no order)."""
+    n = touch.shape[1]
+    size = n if chunk is None else chunk
+    chunks = 1 if chunk is None else max(1, ceil_div(n, chunk))
+    return [[np.nonzero(row[b * size:(b + 1) * size])[0].astype(np.int32) + b * size for b in range(chunks)]
+            for row in touch]
 
 
 def render_sparse(scene, width: int, height: int, steps: int = 0) -> np.ndarray:

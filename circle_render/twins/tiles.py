@@ -1,21 +1,25 @@
-"""Twins of kernels/tiles.cuh: circles' pixel boxes in tiles, packed into 32 bits."""
+"""Twins of kernels/tiles.cuh: circles' pixel boxes in tiles, and boxes packed relative to a
+supertile ("cell")."""
 from __future__ import annotations
 
 import numpy as np
 
-from circle_render.constants import NO_TILES
 from circle_render.cpu.shading import circle_bounds
 
 
-def pack_tile_box(position, radius, width: int, height: int, tile: int) -> np.ndarray:
-    """Each circle's pixel box in tiles, packed as bytes (x0, x1, y0, y1), inclusive (uint32);
-    NO_TILES where the box is empty."""
-    x0, x1, y0, y1 = (b.astype(np.uint32) for b in circle_bounds(position, radius, width, height))
-    packed = x0 // tile | ((x1 - 1) // tile) << 8 | (y0 // tile) << 16 | ((y1 - 1) // tile) << 24
-    return np.where((x0 >= x1) | (y0 >= y1), np.uint32(NO_TILES), packed).astype(np.uint32)
+def tile_box(position, radius, width: int, height: int, tile: int):
+    """Each circle's pixel box in tiles: inclusive (x0, x1, y0, y1) int64 arrays; (1, 0, 1, 0)
+    where the pixel box is empty."""
+    x0, x1, y0, y1 = (b.astype(np.int64) for b in circle_bounds(position, radius, width, height))
+    empty = (x0 >= x1) | (y0 >= y1)
+    box = (x0 // tile, (x1 - 1) // tile, y0 // tile, (y1 - 1) // tile)
+    return tuple(np.where(empty, e, b) for b, e in zip(box, (1, 0, 1, 0)))
 
 
-def unpack_tile_box(boxes: np.ndarray):
-    """(x0, x1, y0, y1) int64 arrays of packed boxes (x0 > x1 for NO_TILES)."""
-    b = boxes.astype(np.int64)
-    return b & 0xFF, b >> 8 & 0xFF, b >> 16 & 0xFF, b >> 24 & 0xFF
+def pack_in_cell(box, cx, cy, cells: int) -> np.ndarray:
+    """Boxes clamped to the cell of cells x cells tiles starting at tile (cx, cy), tile indices
+    modulo 256 packed as bytes (x0, x1, y0, y1), uint32 (for boxes that touch the cell)."""
+    x0, x1, y0, y1 = box
+    bx0, bx1 = np.maximum(x0, cx) & 255, np.minimum(x1, cx + cells - 1) & 255
+    by0, by1 = np.maximum(y0, cy) & 255, np.minimum(y1, cy + cells - 1) & 255
+    return (bx0 | bx1 << 8 | by0 << 16 | by1 << 24).astype(np.uint32)
