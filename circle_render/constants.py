@@ -76,6 +76,8 @@ SPARSE_CHUNK = 8192                  # circles per sparse binning block (the lis
 SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side) the sparse
                                      # binning counts in shared memory (16-bit counters, 32 KB)
 SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (grid-stride beyond)
+SPARSE_BIN_THREADS = 1024            # threads per block of sparse_count and sparse_emit
+SPARSE_GROUP_TILES = 32              # tiles whose list starts one block of sparse_scan_chunks finds
 SPARSE_STAGE = 1024                  # circles render_sparse stages in shared memory at a time
 SPARSE_GROUP_PIXELS = 8              # render_sparse gives a circle one thread per this many
                                      # pixels of its box (1, 2, 4, ... 32 threads a circle)
@@ -105,7 +107,7 @@ DERIVED = {
 SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS", "CULL_ITEMS",
           "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
           "FAST_MIN_BLOCKS", "SPARSE_SLOTS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
-          "SPARSE_SHARED_TILES", "SPARSE_STAGE", "SPARSE_GROUP", "SPARSE_SHARED", "T_EPS", "REACH_MARGIN",
+          "SPARSE_SHARED_TILES", "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_GROUP", "SPARSE_SHARED", "T_EPS", "REACH_MARGIN",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
           "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",
           "BALL_GRAVITY", "BALL_BOUNCE", "BALL_STOP_EPS", "SPARK_RANGE", "SNOW_GRAVITY", "SNOW_DRAG",

@@ -26,7 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from circle_render.constants import BIN_THREADS, BLOCK_THREADS, SCAN_BLOCK, compile_defines
+from circle_render.constants import (
+    BIN_THREADS,
+    BLOCK_THREADS,
+    SCAN_BLOCK,
+    SPARSE_BIN_THREADS,
+    SPARSE_GROUP_TILES,
+    compile_defines,
+)
 from circle_render.cuda.device_scene import DeviceImage, DeviceScene
 from circle_render.cuda.module import Graph, Launch, device_synchronize, load_module
 from circle_render.cuda.plan import FastPlan, check_overrides, plan_fast, too_large
@@ -108,30 +115,34 @@ class FastCudaRenderer:
         """The sparse path: sparse_bin (per-tile lists, chunk by chunk), sparse_draw."""
         import cupy as cp
         st, n, tiles = self.state, p.n, p.tiles[0] * p.tiles[1]
+        groups = ceil_div(tiles, SPARSE_GROUP_TILES)
         self.tile_counts = cp.zeros(p.sparse_chunks * tiles, dtype=np.int32)   # per (chunk, tile)
         self.tile_totals = cp.zeros(tiles, dtype=np.int32)
-        self.starts = cp.zeros(tiles + 1, dtype=np.int32)
-        self.tile_list = cp.zeros(max(p.capacity, 1), dtype=np.int32)
+        self.tile_local = cp.zeros(tiles, dtype=np.int32)           # a list's start within its group
+        self.group_totals = cp.zeros(groups, dtype=np.int32)
+        self.group_starts = cp.zeros(groups + 1, dtype=np.int32)
+        self.records = cp.zeros((max(p.capacity, 1) * 2, 4), dtype=np.float32)  # 32 bytes an entry
         mod = self._module("sparse.cu", p)
-        geometry = (st.circles, i32(n), i32(p.width), i32(p.height), i32(p.tiles[0]), i32(tiles))
+        w, h, tx, nt = i32(p.width), i32(p.height), i32(p.tiles[0]), i32(tiles)
         blocks = (p.sparse_blocks,)
         binning = ("sparse_bin", [
-            ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, (BIN_THREADS,),
-                                    (*geometry, self.tile_counts))),
-            ("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"), (ceil_div(tiles, BIN_THREADS),),
-                                          (BIN_THREADS,), (self.tile_counts, i32(p.sparse_chunks), i32(tiles),
-                                                           self.tile_totals))),
+            ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, (SPARSE_BIN_THREADS,),
+                                    (st.circles, i32(n), w, h, tx, nt, self.tile_counts))),
+            ("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"), (groups,), (BIN_THREADS,),
+                                          (self.tile_counts, i32(p.sparse_chunks), nt, self.tile_totals,
+                                           self.tile_local, self.group_totals))),
             ("sparse_scan_tiles", Launch(mod.get_function("sparse_scan_tiles"), (1,), (SCAN_BLOCK,),
-                                         (self.tile_totals, i32(tiles), self.starts))),
-            ("sparse_emit", Launch(mod.get_function("sparse_emit"), blocks, (BIN_THREADS,),
-                                   (*geometry, self.tile_counts, self.starts, self.tile_list, i32(p.capacity))))])
+                                         (self.group_totals, i32(groups), self.group_starts))),
+            ("sparse_emit", Launch(mod.get_function("sparse_emit"), blocks, (SPARSE_BIN_THREADS,),
+                                   (st.circles, st.colors, i32(n), w, h, tx, nt, self.tile_counts,
+                                    self.group_starts, self.tile_local, self.records, i32(p.capacity))))])
         draw = mod.get_function("render_sparse" + suffix)
 
         def draw_stage(cleared: bool):
             return ("sparse_draw", [("render_sparse" + suffix, Launch(draw, p.tiles, (BLOCK_THREADS,), (
-                st.circles, st.colors, i32(n), self.tile_list, self.starts, self.tile_counts,
-                i32(p.sparse_chunks), i32(p.capacity), self.image.pixels, self.image.rows, i32(cleared),
-                i32(p.width), i32(p.height))))])
+                st.circles, st.colors, i32(n), self.records, self.group_starts, self.tile_local,
+                self.tile_totals, self.tile_counts, i32(p.sparse_chunks), i32(p.capacity), self.image.pixels,
+                self.image.rows, i32(cleared), w, h)))])
         return {c: [binning, draw_stage(c)] for c in (True, False)}
 
     def clear(self) -> None:
@@ -179,9 +190,12 @@ class FastCudaRenderer:
                 self.list.get())
 
     def sparse_lists(self):
-        """After the sparse_bin stage: where each tile's list starts (and, last, the total), the
-        per-(chunk, tile) offsets within the tiles' lists (shared counting; with global atomics
-        the per-tile counts), and the entries (circle indices), on the host."""
+        """After the sparse_bin stage, on the host: where each tile's list starts (and, last,
+        the total), the per-(chunk, tile) offsets within the lists (shared counting; with global
+        atomics, the per-tile counts), and the entries' circle indices."""
         tiles = self.plan.tiles[0] * self.plan.tiles[1]
-        return (self.starts.get(), self.tile_counts.get().reshape(self.plan.sparse_chunks, tiles),
-                self.tile_list.get())
+        group_starts = self.group_starts.get()
+        starts = np.append(group_starts[np.arange(tiles) // SPARSE_GROUP_TILES] + self.tile_local.get(),
+                           group_starts[-1]).astype(np.int32)
+        indices = self.records.get()[0::2, 3].view(np.int32)
+        return starts, self.tile_counts.get().reshape(self.plan.sparse_chunks, tiles), indices

@@ -154,5 +154,5 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
                     chunk=chunk, chunks=chunks, capacity=cap if capacity is None else capacity,
                     sparse_shared=shared, sparse_chunks=sparse_chunks,
                     sparse_blocks=sparse_chunks if shared else
-                    max(1, min(ceil_div(n, constants.BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
+                    max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
                     sparse_group=group, tuning=t)

@@ -7,13 +7,16 @@
 // listed under each tile (SPARSE_TILE pixels a side) its pixel box touches:
 // 1. sparse_count: counts[b * tiles + t] = circles of chunk b touching tile t, counted in shared
 //    memory (16-bit counters, two a word; no global atomics);
-// 2. sparse_scan_chunks: each tile's column of counts becomes offsets within the tile's list (in
-//    place), and totals[t] the list's length;
-// 3. sparse_scan_tiles: starts[t] = where tile t's list begins (lists lie end to end), and
-//    starts[tiles] = all entries;
-// 4. sparse_emit: each circle's index goes to starts[t] + counts[b * tiles + t] + its place
-//    among chunk b's circles in t. So a tile's list is its chunks' segments in chunk order, and
-//    within a segment the circles in no order.
+// 2. sparse_scan_chunks, a block per 32 tiles: each tile's column of counts becomes offsets
+//    within the tile's list (in place), totals[t] the list's length, local[t] where the list
+//    starts among its group of 32 tiles, and group_totals[g] the group's entries;
+// 3. sparse_scan_tiles: group_starts[g] = where group g's lists begin (all lists lie end to
+//    end), group_starts[groups] = all entries. A list starts at list_start(t) =
+//    group_starts[t / 32] + local[t];
+// 4. sparse_emit: each circle goes to list_start(t) + counts[b * tiles + t] + its place among
+//    chunk b's circles in t, as a 32-byte record (centre, radius, index; colour, depth), so the
+//    draw reads its circles in order from the list instead of gathering them. A tile's list is
+//    its chunks' segments in chunk order, and within a segment the circles in no order.
 // With more tiles than SPARSE_SHARED_TILES (images over 2048 pixels a side) the counters do not
 // fit in shared memory: SPARSE_SHARED is 0, one "chunk" holds every circle, and sparse_count
 // and sparse_emit use global atomics (render_sparse zeroes the counts for the next frame).
@@ -29,10 +32,12 @@
 #include "profile.cuh"
 
 constexpr int SPARSE_THREADS = SPARSE_TILE * SPARSE_TILE;     // a pixel a thread
+constexpr int SCAN_WARPS = BIN_THREADS / 32;
 static_assert(SPARSE_THREADS == BLOCK_THREADS, "render_sparse is one pixel per thread of a block");
 static_assert(SPARSE_STAGE <= 65536, "pixel lists hold stage slots in 16 bits");
 static_assert(SPARSE_CHUNK <= 65535, "a chunk's circles in one tile are counted in 16 bits");
 static_assert(SPARSE_THREADS % SPARSE_GROUP == 0, "insert groups split the block evenly");
+static_assert(SPARSE_GROUP_TILES == 32, "sparse_scan_chunks: a lane a tile");
 
 template <class Visit>
 __device__ __forceinline__ void for_each_tile(TileBox b, int tiles_x, Visit visit) {
@@ -48,82 +53,123 @@ __device__ __forceinline__ int bump16(unsigned* counters, int t) {
 
 #if SPARSE_SHARED
 __device__ __forceinline__ void zero_counters(unsigned* counters, int tiles) {
-    for (int k = threadIdx.x; k < (tiles + 1) / 2; k += BIN_THREADS) counters[k] = 0u;
+    for (int k = threadIdx.x; k < (tiles + 1) / 2; k += SPARSE_BIN_THREADS) counters[k] = 0u;
     __syncthreads();
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(BIN_THREADS)
+// Where tile t's list begins: its group's start and its place in the group.
+__device__ __forceinline__ int list_start(const int* __restrict__ group_starts, const int* __restrict__ local,
+                                          int t) {
+    return group_starts[t / SPARSE_GROUP_TILES] + local[t];
+}
+
+extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
 sparse_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
              int* __restrict__ counts) {
 #if SPARSE_SHARED
     __shared__ unsigned counters[SPARSE_SHARED_TILES / 2];
     zero_counters(counters, tiles);
     const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
-    for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += BIN_THREADS)
+    for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) { bump16(counters, t); });
     __syncthreads();
-    for (int t = threadIdx.x; t < tiles; t += BIN_THREADS)
+    for (int t = threadIdx.x; t < tiles; t += SPARSE_BIN_THREADS)
         counts[blockIdx.x * tiles + t] = (int)(counters[t >> 1] >> (16 * (t & 1)) & 0xffffu);
 #else
-    for (int i = blockIdx.x * BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * BIN_THREADS)
+    for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x,
                       [&](int t) { atomicAdd(&counts[t], 1); });
 #endif
 }
 
-// Thread t: tile t's column of counts (one per chunk) becomes its exclusive prefix, in place;
-// totals[t] the column's sum.
+// Block g: tiles [32g, 32g + 32), a lane each; the 8 warps split the chunks. Tile t's column of
+// counts (one per chunk) becomes its exclusive prefix in place, totals[t] its sum; local[t] =
+// the totals of the group's tiles before t; group_totals[g] = the group's sum. Loads are
+// coalesced (32 neighbouring tiles of one chunk at a time).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-sparse_scan_chunks(int* __restrict__ counts, int chunks, int tiles, int* __restrict__ totals) {
-    const int t = blockIdx.x * BIN_THREADS + threadIdx.x;
-    if (t >= tiles) return;
-    int running = 0;
-    for (int b = 0; b < chunks; ++b) {
-        const int v = counts[b * tiles + t];
-        counts[b * tiles + t] = running;
-        running += v;
+sparse_scan_chunks(int* __restrict__ counts, int chunks, int tiles, int* __restrict__ totals,
+                   int* __restrict__ local, int* __restrict__ group_totals) {
+    __shared__ int partial[SCAN_WARPS][SPARSE_GROUP_TILES];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int t = blockIdx.x * SPARSE_GROUP_TILES + lane;
+    const int per = (chunks + SCAN_WARPS - 1) / SCAN_WARPS;
+    const int b0 = min(chunks, warp * per), b1 = min(chunks, b0 + per);
+    int sum = 0;
+    if (t < tiles)
+        for (int b = b0; b < b1; ++b) sum += counts[b * tiles + t];
+    partial[warp][lane] = sum;
+    __syncthreads();
+    int running = 0, total = 0;            // this warp's chunks start after the earlier warps'
+    for (int w = 0; w < SCAN_WARPS; ++w) {
+        running += w < warp ? partial[w][lane] : 0;
+        total += partial[w][lane];
     }
-    totals[t] = running;
+    if (t < tiles)
+        for (int b = b0; b < b1; ++b) {
+            const int v = counts[b * tiles + t];
+            counts[b * tiles + t] = running;
+            running += v;
+        }
+    if (warp == 0) {
+        const int incl = warp_inclusive_scan(t < tiles ? total : 0);
+        if (t < tiles) {
+            totals[t] = total;
+            local[t] = incl - total;
+        }
+        if (lane == 31) group_totals[blockIdx.x] = incl;
+    }
 }
 
-// One block: starts[t] = totals[0] + ... + totals[t - 1]; starts[tiles] = the sum of all. Each
-// thread scans a run of consecutive totals, so three barriers do for any number of tiles.
+// One block: group_starts[g] = group_totals[0] + ... + group_totals[g - 1]; group_starts[groups]
+// = all entries. Each thread scans a run of consecutive group totals (three barriers in all).
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
-sparse_scan_tiles(const int* __restrict__ totals, int tiles, int* __restrict__ starts) {
+sparse_scan_tiles(const int* __restrict__ group_totals, int groups, int* __restrict__ group_starts) {
     __shared__ int warp_sums[32];
-    const int per = (tiles + SCAN_BLOCK - 1) / SCAN_BLOCK;
-    const int lo = min(tiles, (int)threadIdx.x * per), hi = min(tiles, lo + per);
+    const int per = (groups + SCAN_BLOCK - 1) / SCAN_BLOCK;
+    const int lo = min(groups, (int)threadIdx.x * per), hi = min(groups, lo + per);
     int sum = 0;
-    for (int k = lo; k < hi; ++k) sum += totals[k];
+    for (int k = lo; k < hi; ++k) sum += group_totals[k];
     int all;
     int before = block_exclusive_scan<SCAN_BLOCK>(sum, all, warp_sums);
     for (int k = lo; k < hi; ++k) {
-        starts[k] = before;
-        before += totals[k];
+        group_starts[k] = before;
+        before += group_totals[k];
     }
-    if (threadIdx.x == 0) starts[tiles] = all;
+    if (threadIdx.x == 0) group_starts[groups] = all;
 }
 
-extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-sparse_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
-            int* __restrict__ counts, const int* __restrict__ starts, int* __restrict__ list, int capacity) {
+// A list entry: the circle (centre, radius, its index as bits) and (its colour, its depth).
+__device__ __forceinline__ void write_record(float4* __restrict__ records, int pos, float4 c, int i,
+                                             const float* __restrict__ colors) {
+    records[2 * pos] = make_float4(c.x, c.y, c.w, __int_as_float(i));
+    records[2 * pos + 1] = make_float4(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2], c.z);
+}
+
+extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
+sparse_emit(const float4* __restrict__ circles, const float* __restrict__ colors, int n, int width, int height,
+            int tiles_x, int tiles, int* __restrict__ counts, const int* __restrict__ group_starts,
+            const int* __restrict__ local, float4* __restrict__ records, int capacity) {
 #if SPARSE_SHARED
     __shared__ unsigned counters[SPARSE_SHARED_TILES / 2];
     zero_counters(counters, tiles);
     const int* offsets = counts + blockIdx.x * tiles;          // where chunk b's segment begins
     const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
-    for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += BIN_THREADS)
-        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
-            const int pos = starts[t] + offsets[t] + bump16(counters, t);
-            if (pos < capacity) list[pos] = i;
+    for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += SPARSE_BIN_THREADS) {
+        const float4 c = circles[i];
+        for_each_tile(tile_box(c, width, height, SPARSE_TILE), tiles_x, [&](int t) {
+            const int pos = list_start(group_starts, local, t) + offsets[t] + bump16(counters, t);
+            if (pos < capacity) write_record(records, pos, c, i, colors);
         });
+    }
 #else
-    for (int i = blockIdx.x * BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * BIN_THREADS)
-        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
-            const int pos = starts[t] + atomicAdd(&counts[t], 1);
-            if (pos < capacity) list[pos] = i;
+    for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS) {
+        const float4 c = circles[i];
+        for_each_tile(tile_box(c, width, height, SPARSE_TILE), tiles_x, [&](int t) {
+            const int pos = list_start(group_starts, local, t) + atomicAdd(&counts[t], 1);
+            if (pos < capacity) write_record(records, pos, c, i, colors);
         });
+    }
 #endif
 }
 
@@ -170,21 +216,31 @@ __device__ __forceinline__ int round_end(const int* __restrict__ offsets, int ch
     return begin + off(b);
 }
 
-// The exact slow route for entries [lo, hi) of the list: the pixel blends, again and again, the
+// The circle and the colour (r, g, b, index bits) of list record k.
+__device__ __forceinline__ void read_record(const float4* __restrict__ records, int k, float4& circle,
+                                            float4& extra) {
+    const float4 a = records[2 * k], b = records[2 * k + 1];
+    circle = make_float4(a.x, a.y, b.w, a.z);
+    extra = make_float4(b.x, b.y, b.z, a.w);
+}
+
+// The exact slow route for records [lo, hi) of the list: the pixel blends, again and again, the
 // covering circle with the smallest index above the last one it blended.
 template <bool SNOW>
-__device__ __forceinline__ void blend_in_index_order(float4& p, const int* __restrict__ list, int lo, int hi,
-                                                     const float4* __restrict__ circles,
-                                                     const float* __restrict__ colors, float px, float py) {
+__device__ __forceinline__ void blend_in_index_order(float4& p, const float4* __restrict__ records, int lo, int hi,
+                                                     float px, float py) {
     for (int last = -1;;) {
-        int best = 0x7fffffff;
+        int best = 0x7fffffff, at = -1;
         for (int k = lo; k < hi; ++k) {
-            const int i = list[k];
-            if (i > last && i < best && dist2(circles[i], px, py) <= circles[i].w * circles[i].w) best = i;
+            float4 c, ex;
+            read_record(records, k, c, ex);
+            const int i = __float_as_int(ex.w);
+            if (i > last && i < best && dist2(c, px, py) <= c.w * c.w) { best = i; at = k; }
         }
-        if (best == 0x7fffffff) return;
-        shade_circle<SNOW>(p, circles[best], make_float3(colors[3 * best], colors[3 * best + 1], colors[3 * best + 2]),
-                           px, py);
+        if (at < 0) return;
+        float4 c, ex;
+        read_record(records, at, c, ex);
+        shade_circle<SNOW>(p, c, make_float3(ex.x, ex.y, ex.z), px, py);
         last = best;
     }
 }
@@ -192,9 +248,9 @@ __device__ __forceinline__ void blend_in_index_order(float4& p, const int* __res
 template <bool SNOW>
 __device__ __forceinline__ void render_sparse_body(
         const float4* __restrict__ circles, const float* __restrict__ colors, int n,
-        const int* __restrict__ list, const int* __restrict__ starts, int* __restrict__ counts, int chunks,
-        int capacity, float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width,
-        int height) {
+        const float4* __restrict__ records, const int* __restrict__ group_starts, const int* __restrict__ local,
+        const int* __restrict__ totals, int* __restrict__ counts, int chunks, int capacity,
+        float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width, int height) {
     PROFILE_START
     __shared__ SparseStage st;
     static_assert(sizeof(SparseStage) <= 48 * 1024, "render_sparse's stage fits 48 KB: fewer SPARSE_STAGE or SPARSE_SLOTS");
@@ -205,25 +261,23 @@ __device__ __forceinline__ void render_sparse_body(
     const bool inside = x < width && y < height;
     const float px = pixel_centre(x, width), py = pixel_centre(y, height);
     float4 p = inside ? (cleared ? rows[y] : image[y * width + x]) : make_float4(0.f, 0.f, 0.f, 0.f);
-    const int begin = starts[tile], end = starts[tile + 1];
-    if (starts[tiles] > capacity) {        // the lists were cut short (a capacity chosen too small)
+    const int groups = (tiles + SPARSE_GROUP_TILES - 1) / SPARSE_GROUP_TILES;
+    const bool cut = group_starts[groups] > capacity;
+    const int begin = list_start(group_starts, local, tile), end = begin + totals[tile];
+    if (cut) {                             // the lists were cut short (a capacity chosen too small)
         for (int i = 0; i < n; ++i)
             shade_circle<SNOW>(p, circles[i], make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]), px, py);
     }
-    for (int lo = begin; lo < end && starts[tiles] <= capacity;) {
+    for (int lo = begin; lo < end && !cut;) {
         if (threadIdx.x == 0) st.round_end = round_end(counts + tile, chunks, tiles, begin, end, lo);
         st.pixel_count[threadIdx.x] = 0;
         __syncthreads();
         const int hi = st.round_end, count = hi - lo;
         if (count > SPARSE_STAGE) {        // one segment longer than the stage
-            blend_in_index_order<SNOW>(p, list, lo, hi, circles, colors, px, py);
+            blend_in_index_order<SNOW>(p, records, lo, hi, px, py);
         } else {
-            for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) {
-                const int i = list[lo + e];
-                st.circle[e] = circles[i];
-                st.extra[e] = make_float4(SNOW ? 0.f : colors[3 * i], SNOW ? 0.f : colors[3 * i + 1],
-                                          SNOW ? 0.f : colors[3 * i + 2], __int_as_float(i));
-            }
+            for (int e = threadIdx.x; e < count; e += SPARSE_THREADS)
+                read_record(records, lo + e, st.circle[e], st.extra[e]);
             __syncthreads();
             // every (circle, pixel of its box in the tile) pair, SPARSE_GROUP threads a circle
             const int group = threadIdx.x / SPARSE_GROUP, member = threadIdx.x % SPARSE_GROUP;
@@ -285,11 +339,12 @@ __device__ __forceinline__ void render_sparse_body(
 
 #define RENDER_SPARSE_PARAMS                                                                   \
     const float4* __restrict__ circles, const float* __restrict__ colors, int n,              \
-    const int* __restrict__ list, const int* __restrict__ starts, int* __restrict__ counts,   \
+    const float4* __restrict__ records, const int* __restrict__ group_starts,                 \
+    const int* __restrict__ local, const int* __restrict__ totals, int* __restrict__ counts,  \
     int chunks, int capacity, float4* __restrict__ image, const float4* __restrict__ rows,    \
     int cleared, int width, int height
-#define RENDER_SPARSE_ARGS circles, colors, n, list, starts, counts, chunks, capacity, image, rows, \
-    cleared, width, height
+#define RENDER_SPARSE_ARGS circles, colors, n, records, group_starts, local, totals, counts, chunks, \
+    capacity, image, rows, cleared, width, height
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SPARSE_MIN_BLOCKS)
 render_sparse(RENDER_SPARSE_PARAMS) { render_sparse_body<false>(RENDER_SPARSE_ARGS); }

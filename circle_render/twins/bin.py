@@ -18,7 +18,10 @@ def super_touch(position, radius, width: int, height: int, tile: int, super_px: 
     """(supertiles, n) bool: which circles touch which supertile (from their tile box, as the
     kernels decide it)."""
     per = super_px // tile
-    x0, x1, y0, y1 = (v // per for v in tile_box(position, radius, width, height, tile))
+    box = tile_box(position, radius, width, height, tile)
+    empty = box[0] > box[1]
+    x0, x1, y0, y1 = (v // per for v in box)
+    x0 = np.where(empty, 1, x0)                 # an empty box touches no supertile
     s = np.arange(grid * grid)
     sx, sy = (s % grid)[:, None], (s // grid)[:, None]
     return (x0 <= sx) & (sx <= x1) & (y0 <= sy) & (sy <= y1)
