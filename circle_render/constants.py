@@ -79,8 +79,8 @@ SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (
 SPARSE_BIN_THREADS = 1024            # threads per block of sparse_count and sparse_emit
 SPARSE_GROUP_TILES = 32              # tiles whose list starts one block of sparse_scan_chunks finds
 SPARSE_STAGE = 1024                  # circles render_sparse stages in shared memory at a time
-SPARSE_GROUP_PIXELS = 8              # render_sparse gives a circle one thread per this many
-                                     # pixels of its box (1, 2, 4, ... 32 threads a circle)
+SPARSE_GROUP_ROWS = 4                # render_sparse gives a circle one thread per this many
+                                     # rows of its box in the tile (1, 2, 4, ... 16 threads a circle)
 SPARSE_GROUP = 1                     # the plan's choice of the above (cuda/plan.py); this and
 SPARSE_SHARED = 1                    # shared (1) or global (0) counting: defaults for sparse.cu
                                      # compiled on its own

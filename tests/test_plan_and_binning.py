@@ -139,7 +139,7 @@ def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     offsets, totals, local, group_totals = S.sparse_scan_chunks(counts, group=8)
     starts = S.list_starts(S.sparse_scan_tiles(group_totals), local, group=8)
     assert np.array_equal(starts, np.concatenate([[0], np.cumsum(totals)]))
-    segments = S.sparse_emit(touch, chunk)
+    segments = [S.sparse_emit(touch, chunk, t) for t in range(tiles_x * tiles_x)]
     assert counts.shape == (3, tiles_x * tiles_x) and starts[-1] == counts.sum()
     assert np.array_equal(offsets[1], counts[0]) and np.array_equal(totals, counts.sum(axis=0))
     assert [[len(x) for x in t] for t in segments] == counts.T.tolist()

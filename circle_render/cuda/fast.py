@@ -121,7 +121,7 @@ class FastCudaRenderer:
         self.tile_local = cp.zeros(tiles, dtype=np.int32)           # a list's start within its group
         self.group_totals = cp.zeros(groups, dtype=np.int32)
         self.group_starts = cp.zeros(groups + 1, dtype=np.int32)
-        self.records = cp.zeros((max(p.capacity, 1) * 2, 4), dtype=np.float32)  # 32 bytes an entry
+        self.tile_list = cp.zeros(max(p.capacity, 1), dtype=np.int32)
         mod = self._module("sparse.cu", p)
         w, h, tx, nt = i32(p.width), i32(p.height), i32(p.tiles[0]), i32(tiles)
         blocks = (p.sparse_blocks,)
@@ -134,13 +134,13 @@ class FastCudaRenderer:
             ("sparse_scan_tiles", Launch(mod.get_function("sparse_scan_tiles"), (1,), (SCAN_BLOCK,),
                                          (self.group_totals, i32(groups), self.group_starts))),
             ("sparse_emit", Launch(mod.get_function("sparse_emit"), blocks, (SPARSE_BIN_THREADS,),
-                                   (st.circles, st.colors, i32(n), w, h, tx, nt, self.tile_counts,
-                                    self.group_starts, self.tile_local, self.records, i32(p.capacity))))])
+                                   (st.circles, i32(n), w, h, tx, nt, self.tile_counts, self.group_starts,
+                                    self.tile_local, self.tile_list, i32(p.capacity))))])
         draw = mod.get_function("render_sparse" + suffix)
 
         def draw_stage(cleared: bool):
             return ("sparse_draw", [("render_sparse" + suffix, Launch(draw, p.tiles, (BLOCK_THREADS,), (
-                st.circles, st.colors, i32(n), self.records, self.group_starts, self.tile_local,
+                st.circles, st.colors, i32(n), self.tile_list, self.group_starts, self.tile_local,
                 self.tile_totals, self.tile_counts, i32(p.sparse_chunks), i32(p.capacity), self.image.pixels,
                 self.image.rows, i32(cleared), w, h)))])
         return {c: [binning, draw_stage(c)] for c in (True, False)}
@@ -197,5 +197,4 @@ class FastCudaRenderer:
         group_starts = self.group_starts.get()
         starts = np.append(group_starts[np.arange(tiles) // SPARSE_GROUP_TILES] + self.tile_local.get(),
                            group_starts[-1]).astype(np.int32)
-        indices = self.records.get()[0::2, 3].view(np.int32)
-        return starts, self.tile_counts.get().reshape(self.plan.sparse_chunks, tiles), indices
+        return starts, self.tile_counts.get().reshape(self.plan.sparse_chunks, tiles), self.tile_list.get()

@@ -145,9 +145,9 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
         cap = 0
     shared = tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES
     sparse_chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK)) if shared else 1
-    box = min(float(tile * tile), (2.0 * mean_px + 1.0) ** 2)      # a circle's pixels in a tile
+    rows = min(float(tile), 2.0 * mean_px + 1.0)                  # a circle's rows in a tile
     group = 1
-    while group < 32 and group * constants.SPARSE_GROUP_PIXELS < box:
+    while group < 16 and group * constants.SPARSE_GROUP_ROWS < rows:
         group *= 2
     return FastPlan(path=path, width=width, height=height, n=n, tile=tile, tiles=tiles,
                     cull_items=t["CULL_ITEMS"], super_grid=grid, super_px=super_px, items=items,

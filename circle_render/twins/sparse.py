@@ -8,23 +8,40 @@ import numpy as np
 from circle_render.util import ceil_div
 
 
-def tile_touch(box, tiles_x: int, tiles_y: int) -> np.ndarray:
-    """(tiles, n) bool: which circles' tile boxes hold which tile (row by row)."""
-    x0, x1, y0, y1 = box
-    t = np.arange(tiles_x * tiles_y)
-    tx, ty = (t % tiles_x)[:, None], (t // tiles_x)[:, None]
-    return (x0 <= tx) & (tx <= x1) & (y0 <= ty) & (ty <= y1)
+class TileTouch:
+    """Which circles' tile boxes hold which tiles, as (circle, tile) pairs sorted by tile, then
+    circle (a dense tiles x circles matrix would not fit for micro2M)."""
+
+    def __init__(self, box, tiles_x: int, tiles_y: int, n: int):
+        x0, x1, y0, y1 = (np.asarray(b, dtype=np.int64) for b in box)
+        w, h = np.maximum(x1 - x0 + 1, 0), np.maximum(y1 - y0 + 1, 0)
+        count = w * h
+        first = np.repeat(np.cumsum(count) - count, count)
+        local = np.arange(int(count.sum()), dtype=np.int64) - first
+        circle = np.repeat(np.arange(len(x0), dtype=np.int64), count)
+        ww = np.repeat(w, count)
+        tile = (np.repeat(y0, count) + local // ww) * tiles_x + np.repeat(x0, count) + local % ww
+        order = np.lexsort((circle, tile))
+        self.circle, self.tile = circle[order], tile[order]
+        self.tiles, self.n = tiles_x * tiles_y, n
+
+    def of_tile(self, t: int) -> np.ndarray:
+        lo, hi = np.searchsorted(self.tile, [t, t + 1])
+        return self.circle[lo:hi].astype(np.int32)
 
 
-def sparse_count(touch: np.ndarray, chunk: int | None) -> np.ndarray:
+def tile_touch(box, tiles_x: int, tiles_y: int) -> TileTouch:
+    """The (circle, tile) pairs of the circles' tile boxes."""
+    return TileTouch(box, tiles_x, tiles_y, len(box[0]))
+
+
+def sparse_count(touch: TileTouch, chunk: int | None) -> np.ndarray:
     """(chunks, tiles) int32: the circles of each chunk of ``chunk`` circles touching each tile
     (chunk None: global counting, one row)."""
-    tiles, n = touch.shape
-    size = n if chunk is None else chunk
-    chunks = 1 if chunk is None else max(1, ceil_div(n, chunk))
-    padded = np.zeros((tiles, chunks * size), dtype=np.int32)
-    padded[:, :n] = touch
-    return padded.reshape(tiles, chunks, size).sum(axis=2, dtype=np.int32).T.copy()
+    chunks = 1 if chunk is None else max(1, ceil_div(touch.n, chunk))
+    b = np.zeros_like(touch.circle) if chunk is None else touch.circle // chunk
+    return np.bincount(b * touch.tiles + touch.tile, minlength=chunks * touch.tiles).astype(np.int32).reshape(
+        chunks, touch.tiles)
 
 
 def sparse_scan_chunks(counts: np.ndarray, group: int = 32):
@@ -50,15 +67,14 @@ def list_starts(group_starts: np.ndarray, local: np.ndarray, group: int = 32) ->
     return np.append(group_starts[np.arange(len(local)) // group] + local, group_starts[-1]).astype(np.int32)
 
 
-def sparse_emit(touch: np.ndarray, chunk: int | None) -> list[list[np.ndarray]]:
-    """Per tile, its list's segments (one per chunk, in chunk order), each the circle indices in
-    circle order (the GPU writes each segment in no order, as records that also carry the
-    circle and its colour)."""
-    n = touch.shape[1]
-    size = n if chunk is None else chunk
-    chunks = 1 if chunk is None else max(1, ceil_div(n, chunk))
-    return [[np.nonzero(row[b * size:(b + 1) * size])[0].astype(np.int32) + b * size for b in range(chunks)]
-            for row in touch]
+def sparse_emit(touch: TileTouch, chunk: int | None, tile: int) -> list[np.ndarray]:
+    """Tile ``tile``'s list as segments (one per chunk, in chunk order), each the circle
+    indices in circle order (the GPU writes each segment in no order)."""
+    circles = touch.of_tile(tile)
+    if chunk is None:
+        return [circles]
+    chunks = max(1, ceil_div(touch.n, chunk))
+    return np.split(circles, np.searchsorted(circles, np.arange(1, chunks) * chunk))
 
 
 def render_sparse(scene, width: int, height: int, steps: int = 0) -> np.ndarray:
