@@ -32,12 +32,12 @@ RUNGS = {"starter": lambda: registry.create("cuda-starter"), "pixel-loop": Pixel
          "cuda-tiled": lambda: registry.create("cuda-tiled"), "cuda": lambda: registry.create("cuda")}
 
 
-def one_colour_scene() -> Scene:
-    """4000 blue circles piled in the middle: any order blends them alike, so what the starter
-    gets wrong here is lost updates alone (rule 1)."""
-    rng = np.random.default_rng(2)
-    pos = np.c_[0.5 + 0.12 * rng.standard_normal((4000, 2)), np.zeros(4000)]
-    return Scene("one-colour", pos, np.full(4000, 0.06), np.tile([0.1, 0.35, 1.0], (4000, 1)))
+def stack_scene() -> Scene:
+    """Eight blue circles on the same spot: any order blends them alike (rule 2 cannot be
+    broken), so what the starter gets wrong here is lost updates alone (rule 1): the threads of
+    a warp read the same pixel, blend and write at once, and one of the updates survives."""
+    pos = np.tile([0.5, 0.5, 0.0], (8, 1))
+    return Scene("stack", pos, np.full(8, 0.35), np.tile([0.1, 0.35, 1.0], (8, 1)))
 
 
 def draw(make, scene, size):
@@ -51,7 +51,7 @@ def pictures(folder: str) -> dict:
     from pathlib import Path
     out, size = {}, 256
     Path(folder).mkdir(parents=True, exist_ok=True)
-    cases = [("rgb", make_scene("rgb")), ("one-colour", one_colour_scene()), ("rand10k", make_scene("rand10k"))]
+    cases = [("rgb", make_scene("rgb")), ("stack", stack_scene()), ("rand10k", make_scene("rand10k"))]
     for name, scene in cases:
         ref = reference_image(scene, size, size, steps=1)
         write_image(f"{folder}/{name}-reference.png", to_bytes(ref))

@@ -11,6 +11,7 @@ from test_cli import ROOT, render
 
 from circle_render import cli
 from circle_render.io import images as image_io
+from circle_render.scenes import make_scene
 
 
 def run_main(args, capsys):
@@ -76,9 +77,18 @@ def test_gpu_out_of_memory_is_one_line(tmp_path):
 
 
 @pytest.mark.gpu
-def test_image_too_large_for_the_fast_renderer_is_one_line(tmp_path):
-    p = render("rand100k", "-r", "cuda", "-s", "16384", "-o", str(tmp_path / "x.png"))
-    assert p.returncode == 2 and "use -r cuda-tiled" in one_line(p.stderr)
+def test_the_fast_renderer_draws_the_largest_size_the_command_line_accepts(tmp_path):
+    p = render("rand100k", "-r", "cuda", "-s", "16384", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "rendered rand100k at 16384x16384 with cuda" in p.stderr
+
+
+def test_a_plan_whose_supertiles_outgrow_the_packed_boxes_is_refused():
+    # no size the command line accepts gets there with the default constants
+    from circle_render.cuda.plan import plan_fast, too_large
+    big = plan_fast(make_scene("rand100k"), 16384, 16384, {"SUPER_GRID": 1})
+    assert "pixels a side" in too_large(big)
+    assert too_large(plan_fast(make_scene("rand100k"), 16384, 16384)) is None
 
 
 def test_ctrl_c_mid_render_leaves_nothing(tmp_path):
