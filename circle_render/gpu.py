@@ -10,7 +10,8 @@ def gpu_status() -> tuple[bool, str]:
     try:
         import cupy
     except Exception as e:  # ImportError, or a broken CUDA install
-        return False, f"CuPy is not installed ({type(e).__name__}); install the cuda12 or cuda13 extra"
+        return False, (f"CuPy is not installed ({type(e).__name__}); install it with "
+                       "pip install 'circle-render[cuda13]' (or [cuda12]; in a checkout: '.[cuda13]')")
     try:
         if not cupy.is_available() or cupy.cuda.runtime.getDeviceCount() < 1:
             return False, "no CUDA GPU is visible"

@@ -37,3 +37,8 @@ def test_the_starter_needs_a_gpu_too(tmp_path):
 def test_the_starter_is_a_renderer_of_the_command_line():
     assert registry.RENDERERS["cuda-starter"].needs_gpu and "cuda-starter" in registry.CHOICES
 
+
+def test_the_handout_names_only_commands_that_exist():
+    text = (ROOT / "docs" / "assignment.md").read_text()
+    for needed in ("render check -r assignment/my_renderer.py:StudentRenderer", "-r cuda-starter", "helpers.cuh"):
+        assert needed in text, needed
