@@ -31,7 +31,6 @@ from circle_render.cuda.plan import plan_fast
 from circle_render.scenes import make_scene
 from circle_render.scenes.scene import SNOW
 from circle_render.twins import bin as B
-from circle_render.twins import sparse as S
 from circle_render.twins.tiles import tile_box
 
 SCENES = ("rand100k", "rand1M", "micro2M", "snowsingle", "biglittle")

@@ -2,7 +2,7 @@
 
     render check -r examples/my_renderer.py:MyRenderer --size 256
 
-Start from this to write your own (faster) one; renderer/base.py documents the interface.
+Start from this to write your own (faster) one; circle_render/interface.py documents the interface.
 """
 import numpy as np
 
