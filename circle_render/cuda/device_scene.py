@@ -1,5 +1,6 @@
 """What every CUDA renderer keeps on the device: the scene's circles (with their animation
-step, replayed as a graph) and the image with its clear colour."""
+step, replayed as a graph) and the image with its clear colour; and the base of the renderers
+whose render() is one kernel."""
 from __future__ import annotations
 
 import numpy as np
@@ -78,3 +79,51 @@ class DeviceImage:
         self.clear = Launch(load_module("clear.cu").get_function("clear_image"),
                             (ceil_div(width, CLEAR_THREADS), height), (CLEAR_THREADS,),
                             (self.pixels, self.rows, np.int32(width), np.int32(height)))
+
+
+class OneKernelRenderer:
+    """A CUDA renderer whose render() is one kernel over the scene's circles and the image:
+    the course's tiled design, the assignment's starter, the handout's per-pixel loops.
+    Subclasses name the kernel (``kernel_file``, ``kernel``) and its launch shape (``grid``,
+    ``block``); the kernel takes (circles, colors, n, image, width, height, snow)."""
+
+    name = "one-kernel"
+    kernel_file = kernel = ""
+
+    def grid(self, scene: Scene, width: int, height: int) -> tuple:
+        raise NotImplementedError
+
+    block = (256,)
+
+    def load(self, scene: Scene, width: int, height: int) -> None:
+        from circle_render.scenes.scene import SNOW
+        self.width, self.height = width, height
+        self.state = DeviceScene(scene)
+        self.image = DeviceImage(width, height, scene.shading)
+        self._render = Launch(load_module(self.kernel_file).get_function(self.kernel),
+                              self.grid(scene, width, height), self.block,
+                              (self.state.circles, self.state.colors, np.int32(scene.n), self.image.pixels,
+                               np.int32(width), np.int32(height), np.int32(scene.shading == SNOW)))
+
+    def clear(self) -> None:
+        """Fill the image with the clear colour."""
+        self.image.clear()
+
+    def advance(self) -> None:
+        self.state.advance()
+
+    def render(self) -> None:
+        """Blend the circles into the image (one kernel launch)."""
+        self._render()
+
+    def synchronize(self) -> None:
+        from circle_render.cuda.module import device_synchronize
+        device_synchronize()
+
+    def device_image(self):
+        """The (H, W, 4) float32 image on the GPU (a CuPy array), row 0 at the bottom."""
+        return self.image.pixels
+
+    def get_image(self) -> np.ndarray:
+        """(H, W, 4) float32 on the host, row 0 at the bottom."""
+        return self.image.pixels.get()

@@ -2,7 +2,7 @@
 # One batched device call for the checker, the primitives and the viewer's GPU cost: the GPU
 # tests (4 processes), the reference cache filled in parallel, then alone on an idle GPU the
 # primitives benchmark, the renderer benchmark, the viewer cost and every checker table.
-# Everything lands in $OUT.   Usage: bash benchmarks/device_checks.sh
+# Everything lands in $OUT.   Usage (device): bash benchmarks/device/checks.sh
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CIRCLE_RENDER_CACHE=/tmp/cr-cache
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 SCENES=rgb,rand10k,rand100k,pattern,snowsingle,biglittle,rand1M,micro2M

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched device call: GPU tests, the full correctness sweep (8 processes in parallel,
 # one per size and seed), then on an idle machine the stage probe and the benchmark.
-# Everything lands in $OUT.   Usage: bash benchmarks/device_run.sh [renderer]
+# Everything lands in $OUT.   Usage (device): bash benchmarks/device/correctness.sh [renderer]
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=${1:-cuda}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
