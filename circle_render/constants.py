@@ -69,8 +69,8 @@ TILE_ORDER = 1                       # 1: blocks draw the image's border ring of
                                      # longest walks are there), 2: ring by ring from the border in
                                      # (measured slower for rand10k), 0: row by row
 SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
-                                     # circles a pixel (sum of areas / image) draw sparse: every
-SPARSE_SLOTS = 24                    # pixel lists up to this many circles (measured: micro2M 6.3)
+                                     # circles a pixel (sum of areas / image) draw sparse: no
+                                     # pixel saturates, so every circle is drawn, in order per tile
 SPARSE_TILE = 16                     # the sparse path's tiles: a pixel a thread of a block
 SPARSE_CHUNK = 8192                  # circles per sparse binning block (the lists keep chunk order)
 SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side) the sparse
@@ -79,11 +79,8 @@ SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (
 SPARSE_BIN_THREADS = 1024            # threads per block of sparse_count and sparse_emit
 SPARSE_GROUP_TILES = 32              # tiles whose list starts one block of sparse_scan_chunks finds
 SPARSE_STAGE = 1024                  # circles render_sparse stages in shared memory at a time
-SPARSE_GROUP_ROWS = 4                # render_sparse gives a circle one thread per this many
-                                     # rows of its box in the tile (1, 2, 4, ... 16 threads a circle)
-SPARSE_GROUP = 1                     # the plan's choice of the above (cuda/plan.py); this and
-SPARSE_SHARED = 1                    # shared (1) or global (0) counting: defaults for sparse.cu
-                                     # compiled on its own
+SPARSE_SHARED = 1                    # shared (1) or global (0) counting (the plan's choice,
+                                     # cuda/plan.py): the default for sparse.cu compiled on its own
 BLEND_CHECK = 4                      # a warp checks whether its pixels are all finished every
                                      # this many hits that only partly cover its sub-tile
 REACH_MARGIN = f32(1.0001)           # a circle reaches a rectangle of pixel centres when its
@@ -106,8 +103,8 @@ DERIVED = {
 # What every kernel module is compiled with (as -D macros), before overrides and DERIVED.
 SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS", "CULL_ITEMS",
           "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
-          "FAST_MIN_BLOCKS", "SPARSE_SLOTS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
-          "SPARSE_SHARED_TILES", "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_GROUP", "SPARSE_SHARED", "T_EPS", "REACH_MARGIN",
+          "FAST_MIN_BLOCKS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
+          "SPARSE_SHARED_TILES", "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_SHARED", "T_EPS", "REACH_MARGIN",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
           "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",
           "BALL_GRAVITY", "BALL_BOUNCE", "BALL_STOP_EPS", "SPARK_RANGE", "SNOW_GRAVITY", "SNOW_DRAG",

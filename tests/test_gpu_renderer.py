@@ -77,7 +77,7 @@ def test_fast_renderer_draws_the_largest_images(scene, size):
                                            ("hypnosis", {"binned": True}),
                                            ("fireworks", {"sparse": True}),
                                            ("hypnosis", {"sparse": True}),   # outgrows capacity
-                                           ("rand10k", {"sparse": True}),    # pixel lists overflow
+                                           ("rand10k", {"sparse": True}),    # deep pixels, long lists
                                            ("snow", {"sparse": True}),       # some tiles do
                                            ("rand100k", {"sparse": True, "capacity": 1000})])
 def test_fast_paths_match_reference(scene, options):

@@ -122,7 +122,7 @@ def test_sparse_bin_equals_its_twin(scene, size):
 
 
 @pytest.mark.parametrize("scene,size,options", [
-    ("micro2M", 300, {}), ("rand100k", 64, {"sparse": True}),          # pixel lists overflow: slow route
+    ("micro2M", 300, {}), ("rand100k", 64, {"sparse": True}),          # segments longer than the stage: slow route
     ("micro2M", 2100, {}),                                              # global counting, one segment
     ("rand100k", 256, {"sparse": True, "capacity": 1000})])             # lists cut short
 def test_render_sparse_fallbacks_keep_serial_order(scene, size, options):

@@ -119,7 +119,7 @@ def test_pack_in_cell_clamps_to_the_cell_modulo_256():
 
 
 def test_sparse_path_is_chosen_by_depth():
-    # micro2M covers about 6.3 circles a pixel: per-pixel lists; everything else walks tiles
+    # micro2M covers about 6.3 circles a pixel: tile lists put in order; everything else walks tiles
     for name, path in [("micro2M", "sparse"), ("rand1M", "binned"), ("snowsingle", "binned"),
                        ("rand10k", "walk"), ("fireworks", "walk")]:
         plan = P.plan_fast(make_scene(name), 1024, 1024)

@@ -6,7 +6,7 @@ Paths (``FastPlan.path``):
 - ``binned``: circles are first listed per supertile (kernels/bin.cu), each tile walks its
   supertile's list (kernels/draw.cu);
 - ``sparse``: binned scenes with few circles over the average pixel (at most SPARSE_MAX_DEPTH):
-  per-tile lists in no order and per-pixel lists sorted in shared memory (kernels/sparse.cu).
+  per-tile lists in chunk order, each round put in circle order in shared memory (kernels/sparse.cu).
 Tile size, cull step and list sizes follow from the scene's circles (circle_render/constants.py
 says what was measured); ``overrides`` replace any TUNABLE constant.
 """
@@ -45,7 +45,6 @@ class FastPlan:
     sparse_shared: bool = False  # sparse binning counts in shared memory (else global atomics)
     sparse_chunks: int = 1       # sparse binning blocks with shared counters (chunks of circles)
     sparse_blocks: int = 1       # blocks of sparse_count and sparse_emit
-    sparse_group: int = 1        # threads render_sparse gives each circle's pixels
     tuning: dict = field(default_factory=dict)   # every TUNABLE value, as chosen
 
     @property
@@ -57,7 +56,7 @@ class FastPlan:
         """What the kernels are compiled with besides constants.py's values: the tuned values
         (host-only choices left out) and the sparse path's choices."""
         return {k: v for k, v in self.tuning.items() if k not in HOST_ONLY} | {
-            "SPARSE_SHARED": int(self.sparse_shared), "SPARSE_GROUP": self.sparse_group}
+            "SPARSE_SHARED": int(self.sparse_shared)}
 
 
 def too_large(plan: "FastPlan") -> str | None:
@@ -145,14 +144,9 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
         cap = 0
     shared = tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES
     sparse_chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK)) if shared else 1
-    rows = min(float(tile), 2.0 * mean_px + 1.0)                  # a circle's rows in a tile
-    group = 1
-    while group < 16 and group * constants.SPARSE_GROUP_ROWS < rows:
-        group *= 2
     return FastPlan(path=path, width=width, height=height, n=n, tile=tile, tiles=tiles,
                     cull_items=t["CULL_ITEMS"], super_grid=grid, super_px=super_px, items=items,
                     chunk=chunk, chunks=chunks, capacity=cap if capacity is None else capacity,
                     sparse_shared=shared, sparse_chunks=sparse_chunks,
                     sparse_blocks=sparse_chunks if shared else
-                    max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
-                    sparse_group=group, tuning=t)
+                    max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)), tuning=t)

@@ -24,10 +24,11 @@
 //
 // Drawing. render_sparse, one block per tile, one pixel per thread, takes the tile's list in
 // rounds of whole segments (at most SPARSE_STAGE entries: one round for micro2M): it stages
-// the round's circles in shared memory, appends each circle to the lists of the pixels it
-// covers, sorts each pixel's list by circle index and blends it in that order, exactly as the
-// serial reference does. A segment longer than the stage, or a pixel list longer than
-// SPARSE_SLOTS, takes a slower exact route (pixel by pixel, the next circle in index order).
+// the round's circles in shared memory in circle order (each segment ranked in place:
+// stage_in_order), and each warp walks them in that order, 32 at a time, blending those that
+// reach its 8x4 pixels into the pixels they cover, exactly as the serial reference does. A
+// segment longer than the stage takes a slower exact route (pixel by pixel, the next circle in
+// index order).
 #include "tiles.cuh"
 #include "scan.cuh"
 #include "profile.cuh"
@@ -35,9 +36,7 @@
 constexpr int SPARSE_THREADS = SPARSE_TILE * SPARSE_TILE;     // a pixel a thread
 constexpr int SCAN_WARPS = BIN_THREADS / 32;
 static_assert(SPARSE_THREADS == BLOCK_THREADS, "render_sparse is one pixel per thread of a block");
-static_assert(SPARSE_STAGE <= 65536, "pixel lists hold stage slots in 16 bits");
 static_assert(SPARSE_CHUNK <= 65535, "a chunk's circles in one tile are counted in 16 bits");
-static_assert(SPARSE_THREADS % SPARSE_GROUP == 0, "insert groups split the block evenly");
 static_assert(SPARSE_GROUP_TILES == 32, "sparse_scan_chunks: a lane a tile");
 
 template <class Visit>
@@ -165,17 +164,14 @@ sparse_emit(const float4* __restrict__ circles, int n, int width, int height, in
 
 // ---- render_sparse ----
 
-// A staged circle: its centre and radius, and (flat) its colour with its index in w, or (snow)
-// its index in w alone.
+// A round's circles: the list entries as loaded (circle indices), then, in circle order, each
+// circle (x, y, depth, r) and its colour with its index in w (snow: the index alone).
 struct SparseStage {
+    int index[SPARSE_STAGE];
     float4 circle[SPARSE_STAGE];
     float4 extra[SPARSE_STAGE];
-    unsigned short pixel_list[SPARSE_SLOTS][SPARSE_THREADS];   // [slot][pixel]: no bank conflicts
-    int pixel_count[SPARSE_THREADS];
     int round_end;
 };
-
-__device__ __forceinline__ int staged_index(const SparseStage& st, int e) { return __float_as_int(st.extra[e].w); }
 
 template <bool SNOW>
 __device__ __forceinline__ void shade_circle(float4& p, float4 c, float3 colour, float px, float py) {
@@ -186,6 +182,10 @@ __device__ __forceinline__ void shade_circle(float4& p, float4 c, float3 colour,
     if (SNOW) snow_shade(d2, c, alpha, col);
     blend(p, alpha, col);
 }
+
+// Which segment of a tile's list circle i belongs to: its chunk (shared counting), or the one
+// segment of the whole list (global atomics).
+__device__ __forceinline__ int segment_of(int i) { return SPARSE_SHARED ? i / SPARSE_CHUNK : 0; }
 
 // Where the round from list position lo ends: the last segment boundary within lo + SPARSE_STAGE,
 // or the end of the one segment after lo if that one alone is longer. Segment b of the tile's
@@ -225,6 +225,34 @@ __device__ __forceinline__ void blend_in_index_order(float4& p, const int* __res
     }
 }
 
+// Stages list entries [lo, lo + count) (whole segments) in circle order: each entry's place is
+// its segment's start plus the entries of its segment with smaller indices (segments are short:
+// micro2M's hold 2 to 3 circles at 1024 pixels; with global counting a tile's whole list, 70).
+template <bool SNOW>
+__device__ __forceinline__ void stage_in_order(SparseStage& st, const int* __restrict__ list, int lo, int count,
+                                               const float4* __restrict__ circles,
+                                               const float* __restrict__ colors) {
+    for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) st.index[e] = list[lo + e];
+    __syncthreads();
+    for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) {
+        const int i = st.index[e], s = segment_of(i);
+        int a = e, z = e + 1;
+        while (a > 0 && segment_of(st.index[a - 1]) == s) --a;
+        while (z < count && segment_of(st.index[z]) == s) ++z;
+        int place = a;
+        for (int k = a; k < z; ++k) place += st.index[k] < i;
+        st.circle[place] = circles[i];
+        st.extra[place] = make_float4(SNOW ? 0.f : colors[3 * i], SNOW ? 0.f : colors[3 * i + 1],
+                                      SNOW ? 0.f : colors[3 * i + 2], __int_as_float(i));
+    }
+    __syncthreads();
+}
+
+// Each warp draws a SPARSE_SUB_W x SPARSE_SUB_H block of the tile, a pixel a lane: squarer
+// than a row strip, so fewer staged circles reach it.
+constexpr int SPARSE_SUB_W = 8, SPARSE_SUB_H = 32 / SPARSE_SUB_W;
+static_assert(SPARSE_TILE % SPARSE_SUB_W == 0 && SPARSE_TILE % SPARSE_SUB_H == 0, "sub-tiles split the tile");
+
 template <bool SNOW>
 __device__ __forceinline__ void render_sparse_body(
         const float4* __restrict__ circles, const float* __restrict__ colors, int n,
@@ -233,13 +261,18 @@ __device__ __forceinline__ void render_sparse_body(
         float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width, int height) {
     PROFILE_START
     __shared__ SparseStage st;
-    static_assert(sizeof(SparseStage) <= 48 * 1024, "render_sparse's stage fits 48 KB: fewer SPARSE_STAGE or SPARSE_SLOTS");
+    static_assert(sizeof(SparseStage) <= 48 * 1024, "render_sparse's stage fits 48 KB: a smaller SPARSE_STAGE");
     const int2 t = tile_of_block();
     const int tiles = gridDim.x * gridDim.y, tile = t.y * gridDim.x + t.x;
-    const int x0 = t.x * SPARSE_TILE, y0 = t.y * SPARSE_TILE;
-    const int x = x0 + threadIdx.x % SPARSE_TILE, y = y0 + threadIdx.x / SPARSE_TILE;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int sub_x = t.x * SPARSE_TILE + warp % (SPARSE_TILE / SPARSE_SUB_W) * SPARSE_SUB_W;
+    const int sub_y = t.y * SPARSE_TILE + warp / (SPARSE_TILE / SPARSE_SUB_W) * SPARSE_SUB_H;
+    const int x = sub_x + lane % SPARSE_SUB_W, y = sub_y + lane / SPARSE_SUB_W;
     const bool inside = x < width && y < height;
     const float px = pixel_centre(x, width), py = pixel_centre(y, height);
+    // the warp's pixel centres span [rx0, rx1] x [ry0, ry1]
+    const float rx0 = pixel_centre(sub_x, width), rx1 = pixel_centre(sub_x + SPARSE_SUB_W - 1, width);
+    const float ry0 = pixel_centre(sub_y, height), ry1 = pixel_centre(sub_y + SPARSE_SUB_H - 1, height);
     float4 p = inside ? (cleared ? rows[y] : image[y * width + x]) : make_float4(0.f, 0.f, 0.f, 0.f);
     const int groups = (tiles + SPARSE_GROUP_TILES - 1) / SPARSE_GROUP_TILES;
     const bool cut = group_starts[groups] > capacity;
@@ -250,69 +283,21 @@ __device__ __forceinline__ void render_sparse_body(
     }
     for (int lo = begin; lo < end && !cut;) {
         if (threadIdx.x == 0) st.round_end = round_end(counts + tile, chunks, tiles, begin, end, lo);
-        st.pixel_count[threadIdx.x] = 0;
         __syncthreads();
         const int hi = st.round_end, count = hi - lo;
         if (count > SPARSE_STAGE) {        // one segment longer than the stage
             blend_in_index_order<SNOW>(p, list, lo, hi, circles, colors, px, py);
         } else {
-            for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) {
-                const int i = list[lo + e];
-                st.circle[e] = circles[i];
-                st.extra[e] = make_float4(SNOW ? 0.f : colors[3 * i], SNOW ? 0.f : colors[3 * i + 1],
-                                          SNOW ? 0.f : colors[3 * i + 2], __int_as_float(i));
-            }
-            __syncthreads();
-            // every (circle, pixel of its box in the tile) pair: SPARSE_GROUP threads a circle,
-            // each taking every SPARSE_GROUP-th row of its box in the tile
-            const int group = threadIdx.x / SPARSE_GROUP, member = threadIdx.x % SPARSE_GROUP;
-            for (int e = group; e < count; e += SPARSE_THREADS / SPARSE_GROUP) {
-                const float4 c = st.circle[e];
-                const PixelBox b = circle_box(c, width, height);
-                const int bx0 = max(b.x0, x0), bx1 = min(b.x1, x0 + SPARSE_TILE);
-                const int by1 = min(b.y1, y0 + SPARSE_TILE);
-                const float r2 = c.w * c.w;
-                for (int yy = max(b.y0, y0) + member; yy < by1; yy += SPARSE_GROUP) {
-                    const float dy = __fsub_rn(c.y, pixel_centre(yy, height));
-                    const float dyy = __fmul_rn(dy, dy);
-                    for (int xx = bx0; xx < bx1; ++xx) {
-                        const float dx = __fsub_rn(c.x, pixel_centre(xx, width));
-                        if (__fadd_rn(__fmul_rn(dx, dx), dyy) <= r2) {     // = dist2 (the reference's rounding)
-                            const int q = (yy - y0) * SPARSE_TILE + (xx - x0);
-                            const int slot = atomicAdd(&st.pixel_count[q], 1);
-                            if (slot < SPARSE_SLOTS) st.pixel_list[slot][q] = (unsigned short)e;
-                        }
-                    }
-                }
-            }
-            __syncthreads();
-            const int m = st.pixel_count[threadIdx.x];
-            if (m <= SPARSE_SLOTS) {
-                for (int a = 1; a < m; ++a) {            // insertion sort by circle index
-                    const unsigned short v = st.pixel_list[a][threadIdx.x];
-                    const int key = staged_index(st, v);
-                    int j = a - 1;
-                    for (; j >= 0 && staged_index(st, st.pixel_list[j][threadIdx.x]) > key; --j)
-                        st.pixel_list[j + 1][threadIdx.x] = st.pixel_list[j][threadIdx.x];
-                    st.pixel_list[j + 1][threadIdx.x] = v;
-                }
-                for (int j = 0; j < m; ++j) {
-                    const int e = st.pixel_list[j][threadIdx.x];
-                    const float4 ex = st.extra[e];
-                    shade_circle<SNOW>(p, st.circle[e], make_float3(ex.x, ex.y, ex.z), px, py);
-                }
-            } else {                               // this pixel's list overflowed: the exact slow route
-                for (int last = -1;;) {
-                    int best = 0x7fffffff, at = -1;
-                    for (int e = 0; e < count; ++e) {
-                        const int i = staged_index(st, e);
-                        const float4 c = st.circle[e];
-                        if (i > last && i < best && dist2(c, px, py) <= c.w * c.w) { best = i; at = e; }
-                    }
-                    if (at < 0) break;
-                    const float4 ex = st.extra[at];
-                    shade_circle<SNOW>(p, st.circle[at], make_float3(ex.x, ex.y, ex.z), px, py);
-                    last = best;
+            stage_in_order<SNOW>(st, list, lo, count, circles, colors);
+            // the warp's circles in order, 32 at a time: those that reach its sub-tile, each
+            // blended into the pixels it covers, one after the other (the serial order)
+            for (int j0 = 0; j0 < count; j0 += 32) {
+                const int e = j0 + lane;
+                const bool near = e < count && reaches(st.circle[e], rx0, rx1, ry0, ry1);
+                for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
+                    const int k = j0 + __ffs(mask) - 1;
+                    const float4 ex = st.extra[k];
+                    shade_circle<SNOW>(p, st.circle[k], make_float3(ex.x, ex.y, ex.z), px, py);
                 }
             }
         }

@@ -37,6 +37,15 @@ __device__ __forceinline__ bool box_has_tile(unsigned box, unsigned tile) {
     return __vcmpgeu4(__byte_perm(tile, box, 0x7250), __byte_perm(tile, box, 0x3614)) == FULL;
 }
 
+// Does a circle reach the rectangle [x0, x1] x [y0, y1] of pixel centres? The distance from
+// its centre to the rectangle against its radius, with a margin for rounding: never false for
+// a circle that covers one of those pixels (tighter than its box; a few extra are harmless).
+__device__ __forceinline__ bool reaches(float4 c, float x0, float x1, float y0, float y1) {
+    const float dx = fmaxf(fmaxf(x0 - c.x, c.x - x1), 0.f);
+    const float dy = fmaxf(fmaxf(y0 - c.y, c.y - y1), 0.f);
+    return dx * dx + dy * dy <= c.w * c.w * REACH_MARGIN;
+}
+
 // Which tile block b draws. TILE_ORDER 1 starts the image's border ring first, 2 goes ring by
 // ring from the border in: coverage thins out towards the border, so that is where walks are
 // longest (benchmarks/block_profile.py), and a long walk that starts in the last wave sets

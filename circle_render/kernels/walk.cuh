@@ -21,15 +21,6 @@ static_assert(FAST_TILE * FAST_TILE % BLOCK_THREADS == 0, "a tile is whole pixel
 // The flat walk keeps T an exact power of two (folded runs, flat_alpha): alpha must be 1/2.
 static_assert(FLAT_ALPHA + FLAT_ALPHA == 1.f, "the flat walk relies on FLAT_ALPHA being 1/2");
 
-// Does a circle reach the rectangle [x0, x1] x [y0, y1] of pixel centres? The distance from
-// its centre to the rectangle against its radius, with a margin for rounding: never false for
-// a circle that covers one of those pixels (tighter than its box; a few extra are harmless).
-__device__ __forceinline__ bool reaches(float4 c, float x0, float x1, float y0, float y1) {
-    const float dx = fmaxf(fmaxf(x0 - c.x, c.x - x1), 0.f);
-    const float dy = fmaxf(fmaxf(y0 - c.y, c.y - y1), 0.f);
-    return dx * dx + dy * dy <= c.w * c.w * REACH_MARGIN;
-}
-
 // A step culls STEP = CULL_ITEMS * BLOCK_THREADS entries: thread t's item m is entry
 // k = top - 1 - (m * BLOCK_THREADS + t) (coalesced), so place m * BLOCK_THREADS + t in circle
 // order from the last one down. Each hit is staged in shared memory at its own place, and
