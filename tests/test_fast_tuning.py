@@ -1,8 +1,9 @@
 """The fast renderer's choice of constants per scene (no GPU needed: it is host arithmetic)."""
+import numpy as np
 import pytest
 
 from circle_render import constants as c
-from circle_render.cuda.plan import plan_fast
+from circle_render.cuda.plan import mean_depth, plan_fast
 from circle_render.scenes import make_scene
 
 
@@ -36,8 +37,22 @@ def test_unbinned_when_told_and_explicit_values_win():
 
 def test_plan_is_a_record_of_the_choices():
     p = plan_fast(make_scene("rand100k"), 1024, 1024)
-    assert (p.path, p.tile, p.tiles, p.super_px, p.stage_names) == ("binned", 32, (32, 32), 128, ("bin", "draw"))
+    assert (p.path, p.tile, p.tiles, p.super_px) == ("binned", 32, (32, 32), 128)
+    assert p.stage_names == ("bin", "draw", "bin_back", "draw_back")      # a front layer
     assert p.chunks * p.chunk >= p.n > (p.chunks - 1) * p.chunk
     assert "BIN_MIN_CIRCLES" not in p.defines and p.defines["FAST_TILE"] == 32
     with pytest.raises(ValueError, match="not tunable"):
         plan_fast(make_scene("rgb"), 64, 64, {"TILE_SIZE": 8})
+
+
+def test_front_layer_only_for_deep_flat_binned_scenes():
+    # rand1M covers the average pixel about 422 times: its last FRONT_DEPTH / 422 are binned first
+    p = plan_fast(make_scene("rand1M"), 1024, 1024)
+    depth = mean_depth(make_scene("rand1M").radius)
+    assert 400 < depth < 450 and p.front == int(np.ceil(p.n * c.FRONT_DEPTH / depth))
+    assert p.front_chunks * p.front_items * c.BIN_THREADS >= p.front > (p.front_chunks - 1) * p.front_items * c.BIN_THREADS
+    assert plan_fast(make_scene("snowsingle"), 1024, 1024).front == 0      # snow: alphas too small
+    assert plan_fast(make_scene("micro2M"), 1024, 1024).front == 0         # sparse
+    assert plan_fast(make_scene("rand1M"), 1024, 1024, {"FRONT_DEPTH": 300}).front == 0   # not 2x deeper
+    assert plan_fast(make_scene("rand100k"), 64, 64, front=0).stage_names == ("bin", "draw")
+    assert plan_fast(make_scene("rand100k"), 64, 64, front=10 ** 6).front == 100_000

@@ -3,10 +3,11 @@ integer stages exactly, images within what the twin says the kernel may differ b
 import numpy as np
 import pytest
 
-from circle_render.constants import SPARSE_CHUNK
+from circle_render.constants import BIN_THREADS, SPARSE_CHUNK
 from circle_render.cpu.animation import advance
 from circle_render.cpu.reference import reference_image
 from circle_render.scenes import make_scene
+from circle_render.scenes.scene import Scene
 from circle_render.twins import animate, clear, draw, render_tiled
 from circle_render.twins import bin as B
 from circle_render.twins import sparse as S
@@ -45,7 +46,7 @@ def _bin_twin(s, r):
 @pytest.mark.parametrize("scene,size,tuning", BIN_CASES)
 def test_bin_count_alone_equals_its_twin(scene, size, tuning):
     s = make_scene(scene)
-    r = _fast(s, size, binned=True, sparse=False, tuning=tuning)
+    r = _fast(s, size, binned=True, sparse=False, front=0, tuning=tuning)
     _run(r, "bin/bin_count")
     touch, _ = _bin_twin(s, r)
     counts, warp_offsets = B.bin_count(touch, r.plan.chunk)
@@ -56,19 +57,70 @@ def test_bin_count_alone_equals_its_twin(scene, size, tuning):
 @pytest.mark.parametrize("scene,size,tuning", BIN_CASES)
 def test_bin_scan_and_emit_equal_their_twins(scene, size, tuning):
     s = make_scene(scene)
-    r = _fast(s, size, binned=True, sparse=False, tuning=tuning)
+    r = _fast(s, size, binned=True, sparse=False, front=0, tuning=tuning)
     r.advance()
     advance(s)
     r.run_stage("bin")
     r.synchronize()
+    _assert_lists_equal_twin(s, r, r.plan.chunk)
+
+
+def _assert_lists_equal_twin(s, r, chunk):
+    """The renderer's supertile lists, as the bin stage left them, are the twin's for scene s."""
     touch, box = _bin_twin(s, r)
-    counts, _ = B.bin_count(touch, r.plan.chunk)
+    counts, _ = B.bin_count(touch, chunk)
     prefix, totals = B.bin_scan(counts, r.plan.super_grid ** 2)
-    got_prefix, got_totals, got_list = r.binned_lists()
-    assert np.array_equal(got_prefix.reshape(-1), prefix)
+    prefix = np.asarray(prefix).reshape(-1)
+    got_prefix, got_totals, got_list = r.counts.get(), r.totals.get(), r.list.get()
+    assert np.array_equal(got_prefix[:len(prefix)], prefix)     # rows of the layer's chunks
     assert np.array_equal(got_totals, totals)
     entries = B.bin_emit(touch, box, r.plan.super_px // r.plan.tile, r.plan.super_grid)
     assert np.array_equal(got_list[:len(entries)], entries)
+
+
+def _last(s, k):
+    """The scene of s's last k circles (the front layer)."""
+    return Scene(s.name, s.position[-k:], s.radius[-k:], s.color[-k:], s.velocity[-k:], s.shading)
+
+
+def test_front_layer_bins_the_last_circles_and_the_back_layer_waits():
+    # rand100k's plan bins its last circles first; the back layer's kernels return at once
+    # when no tile is left unfinished, so the lists stay the front layer's
+    s = make_scene("rand100k")
+    r = _fast(s, 512)
+    p = r.plan
+    assert 0 < p.front < s.n and p.stage_names == ("bin", "draw", "bin_back", "draw_back")
+    r.clear(); r.render(); r.synchronize()
+    assert r.deferred.get()[:2].tolist() == [0, 0]
+    _assert_lists_equal_twin(_last(s, p.front), r, p.front_items * BIN_THREADS)
+
+
+@pytest.mark.parametrize("front", [3000, 20000])
+def test_tiles_the_front_layer_leaves_unfinished_are_drawn_from_every_circle(front):
+    # too few front circles: border tiles stay open, are deferred and drawn again from lists of
+    # every circle, made only then; the deferred count is back to 0 for the next frame
+    s = make_scene("rand100k")
+    r = _fast(s, 256, front=front)
+    launches = dict(r.kernel_launches())
+    r.clear()
+    launches["bin/bin_count"](); launches["bin/bin_scan"](); launches["bin/bin_emit"]()
+    launches["draw/render_fast"]()
+    r.synchronize()
+    deferred = int(r.deferred.get()[0])
+    assert 0 < deferred < r.plan.tiles[0] * r.plan.tiles[1]
+    for name in ("bin_back/bin_count", "bin_back/bin_scan", "bin_back/bin_emit"):
+        launches[name]()
+    r.synchronize()
+    _assert_lists_equal_twin(s, r, r.plan.chunk)           # the back layer: every circle
+    launches["draw_back/render_fast"]()
+    r.synchronize()
+    assert r.deferred.get()[:2].tolist() == [0, 0]
+    want = draw.render_fast(make_scene("rand100k"), 256, 256)
+    assert np.abs(r.image.pixels.get()[..., :3] - want[..., :3]).max() <= draw.tolerance(s)
+    for _ in range(2):                                      # frames replayed as graphs: the same
+        r.clear(); r.render()
+        assert np.abs(r.get_image()[..., :3] - want[..., :3]).max() <= draw.tolerance(s)
+        assert r.deferred.get()[:2].tolist() == [0, 0]
 
 
 # ---- draw.cu ----

@@ -8,9 +8,13 @@ launches, and replays a frame's stages as one CUDA graph:
 - ``draw`` (kernels/draw.cu): one block per tile walks its supertile's list (or every circle,
   on the walk path) from last to first, compositing front to back and stopping once the tile
   is opaque (T < T_EPS);
+- ``bin_back`` and ``draw_back`` (deep flat scenes, whose ``bin`` and ``draw`` took only the
+  front layer, the last circles): the tiles the front layer left unfinished, from lists of
+  every circle; both return at once when there are none (the usual case);
 - ``sparse_bin`` and ``sparse_draw`` (sparse path, kernels/sparse.cu): every circle listed
-  under each tile it touches, in no order (tile_count, tile_scan, tile_emit), then per-pixel
-  lists in shared memory, sorted and blended in circle order (render_sparse).
+  under each tile it touches, in chunk order (sparse_count, sparse_scan_chunks,
+  sparse_scan_tiles, sparse_emit), then each tile's circles put in order in shared memory and
+  blended warp by warp (render_sparse).
 NumPy twins of every kernel: circle_render/twins/. ``clear`` is fused into the draw stage: it
 only records that the image is to start from the clear colour (``get_image`` honours a clear
 that no render followed).
@@ -29,6 +33,9 @@ import numpy as np
 from circle_render.constants import (
     BIN_THREADS,
     BLOCK_THREADS,
+    DRAW_ALL,
+    DRAW_BACK,
+    DRAW_FRONT,
     SCAN_BLOCK,
     SPARSE_BIN_THREADS,
     SPARSE_GROUP_TILES,
@@ -50,9 +57,10 @@ class FastCudaRenderer:
     name = "cuda"
 
     def __init__(self, binned: bool | None = None, capacity: int | None = None,
-                 tuning: dict | None = None, sparse: bool | None = None):
-        # binned, sparse: force a path; capacity: list size; tuning: TUNABLE constants (see plan_fast)
-        self._choices = {"binned": binned, "sparse": sparse, "capacity": capacity}
+                 tuning: dict | None = None, sparse: bool | None = None, front: int | None = None):
+        # binned, sparse: force a path; capacity: list size; front: the front layer's circles
+        # (0: none); tuning: TUNABLE constants (see plan_fast)
+        self._choices = {"binned": binned, "sparse": sparse, "capacity": capacity, "front": front}
         self._tuning = check_overrides(tuning)
 
     @property
@@ -82,7 +90,8 @@ class FastCudaRenderer:
         return load_module(file, p.defines, fmad=True)
 
     def _dense_stages(self, p: FastPlan, suffix: str):
-        """The walk and binned paths: [bin], draw."""
+        """The walk and binned paths: [bin], draw; with a front layer, then bin_back and
+        draw_back, which return at once unless the front layer left a tile unfinished."""
         import cupy as cp
         st, n, w, h = self.state, p.n, i32(p.width), i32(p.height)
         supertiles = p.super_grid * p.super_grid
@@ -90,26 +99,44 @@ class FastCudaRenderer:
         self.totals = cp.zeros(supertiles, dtype=np.int32)
         self.warp_offsets = cp.zeros(p.chunks * compile_defines(p.defines)["BIN_WARPS"] * supertiles, dtype=np.int32)
         self.list = cp.zeros((max(p.capacity, 1), 2), dtype=np.uint32)
-        tps, ch = i32(p.super_px // p.tile), i32(p.chunks)
-        binning = []
-        if p.path == "binned":
-            mod = self._module("bin.cu", p)
-            geometry = (st.circles, i32(n), w, h, tps, i32(p.items))
-            binning = [("bin", [
-                ("bin_count", Launch(mod.get_function("bin_count"), (p.chunks,), (BIN_THREADS,),
-                                     (*geometry, self.counts, self.warp_offsets, ch))),
-                ("bin_scan", Launch(mod.get_function("bin_scan"), (supertiles,), (SCAN_BLOCK,),
-                                    (self.counts, ch, self.totals))),
-                ("bin_emit", Launch(mod.get_function("bin_emit"), (p.chunks,), (BIN_THREADS,),
-                                    (*geometry, self.counts, self.totals, self.warp_offsets, ch, self.list,
-                                     i32(p.capacity))))])]
+        # [deferred tiles, blocks done (DRAW_BACK), tile ids...]; a gate that is always open
+        self.deferred = cp.zeros(2 + p.tiles[0] * p.tiles[1], dtype=np.int32)
+        self.open_gate = cp.ones(1, dtype=np.int32)
+        tps = i32(p.super_px // p.tile)
+        mod = self._module("bin.cu", p) if p.path == "binned" else None
         draw = self._module("draw.cu", p).get_function("render_fast" + suffix)
 
-        def draw_stage(cleared: bool):
-            return ("draw", [("render_fast" + suffix, Launch(draw, p.tiles, (BLOCK_THREADS,), (
-                st.circles, st.colors, i32(n), self.list, self.totals, i32(p.capacity), tps,
-                i32(p.path == "binned"), self.image.pixels, self.image.rows, i32(cleared), w, h)))])
-        return {c: [*binning, draw_stage(c)] for c in (True, False)}
+        def binning(name, circles, count, items, chunks, gate):
+            geometry = (circles, i32(count), w, h, tps, i32(items))
+            ch = i32(chunks)
+            return (name, [
+                ("bin_count", Launch(mod.get_function("bin_count"), (chunks,), (BIN_THREADS,),
+                                     (*geometry, self.counts, self.warp_offsets, ch, gate))),
+                ("bin_scan", Launch(mod.get_function("bin_scan"), (supertiles,), (SCAN_BLOCK,),
+                                    (self.counts, ch, self.totals, gate))),
+                ("bin_emit", Launch(mod.get_function("bin_emit"), (chunks,), (BIN_THREADS,),
+                                    (*geometry, self.counts, self.totals, self.warp_offsets, ch, self.list,
+                                     i32(p.capacity), gate)))])
+
+        def drawing(name, circles, colors, count, layer, cleared):
+            return (name, [("render_fast" + suffix, Launch(draw, p.tiles, (BLOCK_THREADS,), (
+                circles, colors, i32(count), self.list, self.totals, i32(p.capacity), tps,
+                i32(p.path == "binned"), self.image.pixels, self.image.rows, i32(cleared), w, h,
+                self.deferred, i32(layer))))])
+
+        def stages(cleared: bool):
+            if p.path != "binned":
+                return [drawing("draw", st.circles, st.colors, n, DRAW_ALL, cleared)]
+            if not p.front:
+                return [binning("bin", st.circles, n, p.items, p.chunks, self.open_gate),
+                        drawing("draw", st.circles, st.colors, n, DRAW_ALL, cleared)]
+            first = n - p.front                      # the front layer: circles [first, n)
+            front_circles, front_colors = st.circles[first:], st.colors[first:]
+            return [binning("bin", front_circles, p.front, p.front_items, p.front_chunks, self.open_gate),
+                    drawing("draw", front_circles, front_colors, p.front, DRAW_FRONT, cleared),
+                    binning("bin_back", st.circles, n, p.items, p.chunks, self.deferred),
+                    drawing("draw_back", st.circles, st.colors, n, DRAW_BACK, cleared)]
+        return {c: stages(c) for c in (True, False)}
 
     def _sparse_stages(self, p: FastPlan, suffix: str):
         """The sparse path: sparse_bin (per-tile lists, chunk by chunk), sparse_draw."""

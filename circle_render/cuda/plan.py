@@ -4,7 +4,9 @@ the renderer will run, so that tests and benchmarks read the same choices the re
 Paths (``FastPlan.path``):
 - ``walk``: every tile walks every circle (scenes of fewer than BIN_MIN_CIRCLES circles);
 - ``binned``: circles are first listed per supertile (kernels/bin.cu), each tile walks its
-  supertile's list (kernels/draw.cu);
+  supertile's list (kernels/draw.cu). Deep flat scenes list only their last ``front`` circles
+  first; the tiles those leave unfinished are drawn again from lists of every circle, which
+  are made only then (kernels/draw.cu, DRAW_BACK);
 - ``sparse``: binned scenes with few circles over the average pixel (at most SPARSE_MAX_DEPTH):
   per-tile lists in chunk order, each round put in circle order in shared memory (kernels/sparse.cu).
 Tile size, cull step and list sizes follow from the scene's circles (circle_render/constants.py
@@ -17,12 +19,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circle_render import constants
+from circle_render.scenes.scene import FLAT
 from circle_render.util import ceil_div
 
 TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
-           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS")
-HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH")       # choices made on the host, not compiled
+           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS", "FRONT_DEPTH")
+HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH", "FRONT_DEPTH")   # choices made on the host, not compiled
 STAGES = {"walk": ("draw",), "binned": ("bin", "draw"), "sparse": ("sparse_bin", "sparse_draw")}
+BACK_STAGES = ("bin_back", "draw_back")      # binned with a front layer: the deferred tiles
 
 
 @dataclass(frozen=True)
@@ -45,11 +49,14 @@ class FastPlan:
     sparse_shared: bool = False  # sparse binning counts in shared memory (else global atomics)
     sparse_chunks: int = 1       # sparse binning blocks with shared counters (chunks of circles)
     sparse_blocks: int = 1       # blocks of sparse_count and sparse_emit
+    front: int = 0               # circles of the front layer, the scene's last (binned; 0: none)
+    front_items: int = 1         # circles per binning thread of the front layer
+    front_chunks: int = 1        # binning blocks of the front layer
     tuning: dict = field(default_factory=dict)   # every TUNABLE value, as chosen
 
     @property
     def stage_names(self) -> tuple[str, ...]:
-        return STAGES[self.path]
+        return STAGES[self.path] + (BACK_STAGES if self.front else ())
 
     @property
     def defines(self) -> dict:
@@ -100,6 +107,14 @@ def mean_depth(radius) -> float:
     return float(np.pi * np.sum(r * r))
 
 
+def front_layer(n: int, depth: float, front_depth: float) -> int:
+    """How many of the last circles to bin first (0: all at once): enough to cover the average
+    pixel ``front_depth`` times, for scenes at least twice that deep."""
+    if depth < 2 * front_depth:
+        return 0
+    return int(min(n, np.ceil(n * front_depth / depth)))
+
+
 def check_overrides(overrides: dict | None) -> dict:
     """``overrides`` as a dict, or ValueError naming what is not TUNABLE."""
     unknown = set(overrides or {}) - set(TUNABLE)
@@ -110,11 +125,11 @@ def check_overrides(overrides: dict | None) -> dict:
 
 def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
               binned: bool | None = None, sparse: bool | None = None,
-              capacity: int | None = None) -> FastPlan:
+              capacity: int | None = None, front: int | None = None) -> FastPlan:
     """The plan for ``scene`` at ``width`` x ``height``. ``overrides`` replace TUNABLE constants;
     ``binned`` / ``sparse`` force a path (None: chosen by circle count and depth); ``capacity``
     replaces the list size (tests use a small one to exercise the fallback to walking every
-    circle)."""
+    circle); ``front`` replaces the front layer's circles (0: none)."""
     overrides = check_overrides(overrides)
     t = {k: getattr(constants, k) for k in TUNABLE} | overrides
     n = scene.n
@@ -142,6 +157,13 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
         cap = list_capacity(scene.radius, width, height, tile, max(tiles))
     else:
         cap = 0
+    if path != "binned" or scene.shading != FLAT:
+        front = 0                                                 # snow: alphas too small to finish
+    elif front is None:
+        front = front_layer(n, mean_depth(scene.radius), t["FRONT_DEPTH"])
+    front = int(min(front, n))
+    front_items = items_per_thread(front)
+    front_chunks = max(1, ceil_div(front, constants.BIN_THREADS * front_items))
     shared = tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES
     sparse_chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK)) if shared else 1
     return FastPlan(path=path, width=width, height=height, n=n, tile=tile, tiles=tiles,
@@ -149,4 +171,5 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
                     chunk=chunk, chunks=chunks, capacity=cap if capacity is None else capacity,
                     sparse_shared=shared, sparse_chunks=sparse_chunks,
                     sparse_blocks=sparse_chunks if shared else
-                    max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)), tuning=t)
+                    max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
+                    front=front, front_items=front_items, front_chunks=front_chunks, tuning=t)

@@ -9,6 +9,9 @@
 // transpose across the warp (twice) gives lane l the set of lanes touching supertile bit l and
 // bit l + 32, so a circle's place in a list is the number of lower lanes in that set: no sort,
 // and no loop over every supertile. NumPy twins: circle_render/twins/bin.py.
+//
+// Every kernel returns at once when *gate is 0: the back layer of a deep flat scene is binned
+// only when its front layer left a tile unfinished (kernels/draw.cu, DRAW_BACK).
 #include "tiles.cuh"
 #include "scan.cuh"
 
@@ -80,7 +83,9 @@ __device__ __forceinline__ void for_each_circle_group(const float4* __restrict__
 // bin_emit, warp_offsets[(b * BIN_WARPS + w) * SUPERTILES + s] (those before warp w).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
 bin_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super,
-          int items, int* __restrict__ counts, int* __restrict__ warp_offsets, int chunks) {
+          int items, int* __restrict__ counts, int* __restrict__ warp_offsets, int chunks,
+          const int* __restrict__ gate) {
+    if (*gate == 0) return;
     __shared__ int per_warp[BIN_WARPS][64];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int first = (blockIdx.x * BIN_WARPS + warp) * 32 * items;
@@ -108,7 +113,8 @@ bin_count(const float4* __restrict__ circles, int n, int width, int height, int 
 // Block s: row s of counts (one count per chunk) becomes its exclusive prefix sum and
 // totals[s] the row's sum, the length of supertile s's list.
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
-bin_scan(int* __restrict__ counts, int chunks, int* __restrict__ totals) {
+bin_scan(int* __restrict__ counts, int chunks, int* __restrict__ totals, const int* __restrict__ gate) {
+    if (*gate == 0) return;
     __shared__ int warp_sums[32];
     int* row = counts + blockIdx.x * chunks;
     const int carry = block_exclusive_scan_n<SCAN_BLOCK>(
@@ -128,7 +134,9 @@ __device__ __forceinline__ int list_start(const int* __restrict__ totals, int s)
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
 bin_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super,
          int items, const int* __restrict__ row_offsets, const int* __restrict__ totals,
-         const int* __restrict__ warp_offsets, int chunks, uint2* __restrict__ list, int capacity) {
+         const int* __restrict__ warp_offsets, int chunks, uint2* __restrict__ list, int capacity,
+         const int* __restrict__ gate) {
+    if (*gate == 0) return;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int first = (blockIdx.x * BIN_WARPS + warp) * 32 * items;
     const unsigned lower = (1u << lane) - 1u;

@@ -236,7 +236,8 @@ __device__ __forceinline__ void stage_in_order(SparseStage& st, const int* __res
     __syncthreads();
     for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) {
         const int i = st.index[e], s = segment_of(i);
-        int a = e, z = e + 1;
+        int a = e, z = e + 1;             // the segment: the whole round with global counting
+        if (!SPARSE_SHARED) a = 0, z = count;
         while (a > 0 && segment_of(st.index[a - 1]) == s) --a;
         while (z < count && segment_of(st.index[z]) == s) ++z;
         int place = a;

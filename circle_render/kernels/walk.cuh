@@ -213,13 +213,14 @@ __device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
 // One tile t (pixels per thread: see SUB_W): walk entries [begin, end) of `list` (listed) or
 // circles [begin, end) from the last to the first, STEP a step, composite each step's hits
 // front to back, stop once every pixel has T < T_EPS. cleared != 0: the image behind is each
-// row's clear colour, else the image.
+// row's clear colour, else the image. defer: a tile with a pixel still open after the last
+// circle writes nothing and returns true (the circles given are only the front layer).
 template <bool SNOW, bool LISTED>
-__device__ __forceinline__ void walk_tile(
+__device__ __forceinline__ bool walk_tile(
         int2 t, const float4* __restrict__ circles, const float* __restrict__ colors,
         const uint2* __restrict__ list, int begin, int end,
         float4* __restrict__ image, const float4* __restrict__ rows, int cleared,
-        int width, int height) {
+        int width, int height, bool defer) {
     Stage<SNOW>& stage = stage_memory<SNOW>();
     const unsigned tile = tile_key(t.x & 255, t.y & 255);     // see pack_in_cell
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -342,6 +343,7 @@ __device__ __forceinline__ void walk_tile(
         PROFILE_STEP
         if (__syncthreads_and(!open)) break;     // also guards the stage's reuse
     }
+    if (defer && __syncthreads_or(any_open(T))) return true;
     // flat: every load before the first store (the stores may alias the loads, so they would
     // not be reordered, and each pixel would wait for its own load); snow holds more values
     // at this point, and loads as it stores
@@ -361,4 +363,5 @@ __device__ __forceinline__ void walk_tile(
                                                acc[p].z + T[p] * behind[p].z, behind[p].w + alpha);
         }
     }
+    return false;
 }
