@@ -45,9 +45,9 @@ ANIMATE_THREADS = 256                # threads per block of the animation steps 
 # The fast renderer (renderer/cuda_fast.py, kernels/render_fast.cu)
 FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixels, one block of
                                      # BLOCK_THREADS threads each (FAST_TILE^2 / BLOCK_THREADS
-                                     # pixels per thread) ...
-FAST_TILE_SMALL = 16                 # ... or this, for scenes whose mean circle radius is below
-SMALL_CIRCLE_PX = 24                 # this many pixels (measured: rand1M, snowsingle)
+                                     # pixels per thread), SPARSE_TILE on the sparse path. Small
+                                     # circles too: 32 beat 16 for rand1M 61.6 against 110 us,
+                                     # snowsingle 77.7 against 91.5, snow 10.5 against 23.7
 LARGE_CIRCLE_PX = 128                # scenes of circles above this (biglittle: 235): see CULL_ITEMS
 SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
 BIN_THREADS = 256                    # threads per block of the binning kernels
@@ -56,7 +56,7 @@ BIN_MAX_ITEMS = 16                   # BIN_THREADS) circles, at most BIN_MAX_ITE
                                      # matrix has SUPER_GRID^2 rows, one column per block)
 CULL_ITEMS = 2                       # circles each thread tests per step of a tile's walk, in
                                      # binned scenes (their lists hold few misses) and at most on
-                                     # FAST_TILE_SMALL tiles (render_sparse's shared memory) ...
+                                     # tiles smaller than FAST_TILE (a pixel a thread) ...
 CULL_ITEMS_UNBINNED = 4              # ... scenes that are not binned walk every circle, most of
                                      # them misses: longer steps (rand10k 31.7 us, 35.6 at 2) ...
 CULL_ITEMS_LARGE = 3                 # ... or this for circles above LARGE_CIRCLE_PX (biglittle 29.3

@@ -16,17 +16,18 @@ def tuning(name, overrides=None, **kw):
     ("pattern", c.CULL_ITEMS_UNBINNED),        # 1,217 circles: 5 a thread, capped
     ("biglittle", c.CULL_ITEMS_LARGE), ("littlebig", c.CULL_ITEMS_LARGE),
     ("rgb", 1), ("hypnosis", 1),               # fewer circles than threads: one step holds them all
-    ("fireworks", c.CULL_ITEMS),               # 16x16 tiles: render_sparse's shared memory
+    ("fireworks", 2),                          # 315 circles: two steps' worth, capped
     ("rand100k", c.CULL_ITEMS), ("snow", c.CULL_ITEMS), ("micro2M", c.CULL_ITEMS),   # binned
 ])
 def test_cull_step_per_scene(name, items):
     assert tuning(name)["CULL_ITEMS"] == items
 
 
-def test_binned_scenes_keep_their_lists_and_small_circles_their_small_tiles():
+def test_binned_scenes_keep_their_lists_and_only_the_sparse_path_small_tiles():
     assert make_scene("rand100k").n >= c.BIN_MIN_CIRCLES > make_scene("rand10k").n
-    assert tuning("fireworks")["FAST_TILE"] == c.FAST_TILE_SMALL
-    assert tuning("rand10k")["FAST_TILE"] == c.FAST_TILE
+    assert tuning("fireworks")["FAST_TILE"] == tuning("rand1M")["FAST_TILE"] == c.FAST_TILE
+    assert tuning("micro2M")["FAST_TILE"] == c.SPARSE_TILE
+    assert tuning("rand10k", {"FAST_TILE": 16})["CULL_ITEMS"] == c.CULL_ITEMS
 
 
 def test_unbinned_when_told_and_explicit_values_win():

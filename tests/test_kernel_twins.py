@@ -95,7 +95,7 @@ def test_front_layer_bins_the_last_circles_and_the_back_layer_waits():
     _assert_lists_equal_twin(_last(s, p.front), r, p.front_items * BIN_THREADS)
 
 
-@pytest.mark.parametrize("front", [3000, 20000])
+@pytest.mark.parametrize("front", [1000, 3000])
 def test_tiles_the_front_layer_leaves_unfinished_are_drawn_from_every_circle(front):
     # too few front circles: border tiles stay open, are deferred and drawn again from lists of
     # every circle, made only then; the deferred count is back to 0 for the next frame
@@ -107,7 +107,7 @@ def test_tiles_the_front_layer_leaves_unfinished_are_drawn_from_every_circle(fro
     launches["draw/render_fast"]()
     r.synchronize()
     deferred = int(r.deferred.get()[0])
-    assert 0 < deferred < r.plan.tiles[0] * r.plan.tiles[1]
+    assert 0 < deferred <= r.plan.tiles[0] * r.plan.tiles[1]
     for name in ("bin_back/bin_count", "bin_back/bin_scan", "bin_back/bin_emit"):
         launches[name]()
     r.synchronize()

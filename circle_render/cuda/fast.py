@@ -36,6 +36,7 @@ from circle_render.constants import (
     DRAW_ALL,
     DRAW_BACK,
     DRAW_FRONT,
+    FAST_MIN_BLOCKS,
     SCAN_BLOCK,
     SPARSE_BIN_THREADS,
     SPARSE_GROUP_TILES,
@@ -118,8 +119,12 @@ class FastCudaRenderer:
                                     (*geometry, self.counts, self.totals, self.warp_offsets, ch, self.list,
                                      i32(p.capacity), gate)))])
 
+        # DRAW_BACK: a few blocks an SM take the deferred tiles (an empty grid costs little)
+        back_grid = (min(p.tiles[0] * p.tiles[1], cp.cuda.Device().attributes["MultiProcessorCount"] * FAST_MIN_BLOCKS),)
+
         def drawing(name, circles, colors, count, layer, cleared):
-            return (name, [("render_fast" + suffix, Launch(draw, p.tiles, (BLOCK_THREADS,), (
+            grid = back_grid if layer == DRAW_BACK else p.tiles
+            return (name, [("render_fast" + suffix, Launch(draw, grid, (BLOCK_THREADS,), (
                 circles, colors, i32(count), self.list, self.totals, i32(p.capacity), tps,
                 i32(p.path == "binned"), self.image.pixels, self.image.rows, i32(cleared), w, h,
                 self.deferred, i32(layer))))])

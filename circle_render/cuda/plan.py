@@ -138,12 +138,12 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
         sparse = wants_binned and mean_depth(scene.radius) <= t["SPARSE_MAX_DEPTH"]
     path = "sparse" if sparse else "binned" if wants_binned else "walk"
     mean_px = float(np.mean(scene.radius)) * max(width, height) if n else 0.0
-    if "FAST_TILE" not in overrides and (sparse or mean_px < constants.SMALL_CIRCLE_PX):
-        t["FAST_TILE"] = constants.FAST_TILE_SMALL          # render_sparse needs a pixel a thread
+    if "FAST_TILE" not in overrides and sparse:
+        t["FAST_TILE"] = constants.SPARSE_TILE              # render_sparse: a pixel a thread
     if path == "walk" and "CULL_ITEMS" not in overrides:
         items = constants.CULL_ITEMS_LARGE if mean_px > constants.LARGE_CIRCLE_PX else constants.CULL_ITEMS_UNBINNED
-        if t["FAST_TILE"] == constants.FAST_TILE_SMALL:
-            items = min(items, constants.CULL_ITEMS)        # render_sparse's shared memory
+        if t["FAST_TILE"] < constants.FAST_TILE:
+            items = min(items, constants.CULL_ITEMS)        # a pixel a thread: shorter steps
         t["CULL_ITEMS"] = max(1, min(items, ceil_div(n, constants.BLOCK_THREADS)))
     tile, grid = t["FAST_TILE"], t["SUPER_GRID"]
     tiles = (ceil_div(width, tile), ceil_div(height, tile))

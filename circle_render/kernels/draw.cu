@@ -4,43 +4,14 @@
 // circle_render/twins/draw.py.
 #include "walk.cuh"
 
-// Which tile a block of the DRAW_BACK layer draws: block b takes deferred tile b, if there is
-// one (deferred[0] tiles, ids from deferred[2]). The last block to leave zeroes the count and
-// its own counter deferred[1] for the next frame; with no deferred tile nothing is touched.
-__device__ __forceinline__ bool deferred_tile(int* __restrict__ deferred, int2& t) {
-    const int count = deferred[0], b = blockIdx.y * gridDim.x + blockIdx.x;
-    if (count == 0) return false;
-    if (b < count) {
-        const int k = deferred[2 + b];
-        t = make_int2(k % gridDim.x, k / gridDim.x);
-    }
-    __syncthreads();                       // every thread has read the count
-    if (threadIdx.x == 0 && atomicAdd(&deferred[1], 1) == (int)(gridDim.x * gridDim.y) - 1) {
-        deferred[0] = 0;
-        deferred[1] = 0;
-    }
-    return b < count;
-}
-
-// One block per tile. binned != 0 and lists within capacity: the tile walks its supertile's
-// list, otherwise every circle. layer: DRAW_ALL; DRAW_FRONT, the circles given are the scene's
-// last ones, and a tile they leave unfinished is listed in `deferred` instead of drawn;
-// DRAW_BACK, only the deferred tiles, from every circle. At least FAST_MIN_BLOCKS blocks an SM
-// (4: 64 registers).
+// One tile: its supertile's list when binned and the lists are within capacity, otherwise every
+// circle. Returns whether the tile was deferred (defer: see walk_tile).
 template <bool SNOW>
-__device__ __forceinline__ void render_fast_body(
-        const float4* __restrict__ circles, const float* __restrict__ colors, int n,
+__device__ __forceinline__ bool draw_tile(
+        int2 t, const float4* __restrict__ circles, const float* __restrict__ colors, int n,
         const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,
         int tiles_per_super, int binned, float4* __restrict__ image,
-        const float4* __restrict__ rows, int cleared, int width, int height,
-        int* __restrict__ deferred, int layer) {
-    PROFILE_START
-    int2 t;
-    if (layer == DRAW_BACK) {
-        if (!deferred_tile(deferred, t)) return;
-    } else {
-        t = tile_of_block();
-    }
+        const float4* __restrict__ rows, int cleared, int width, int height, bool defer) {
     int begin = 0, end = n;
     bool listed = false;
     if (binned) {          // one pass over the list lengths: this list's start and the total
@@ -56,15 +27,51 @@ __device__ __forceinline__ void render_fast_body(
             listed = true;
         }
     }
-    const bool defer = layer == DRAW_FRONT;
-    bool unfinished;
     if (listed)      // two instances: each path keeps only its own values in registers
-        unfinished = walk_tile<SNOW, true>(t, circles, colors, list, begin, end, image, rows, cleared, width,
-                                           height, defer);
-    else
-        unfinished = walk_tile<SNOW, false>(t, circles, colors, list, begin, end, image, rows, cleared, width,
-                                            height, defer);
-    if (unfinished && threadIdx.x == 0) deferred[2 + atomicAdd(&deferred[0], 1)] = t.y * gridDim.x + t.x;
+        return walk_tile<SNOW, true>(t, circles, colors, list, begin, end, image, rows, cleared, width, height,
+                                     defer);
+    return walk_tile<SNOW, false>(t, circles, colors, list, begin, end, image, rows, cleared, width, height,
+                                  defer);
+}
+
+// layer DRAW_ALL: one block per tile. DRAW_FRONT: the circles given are the scene's last ones;
+// a tile they leave unfinished is not drawn but listed in `deferred` (deferred[0] tiles, ids
+// from deferred[2]). DRAW_BACK: a grid of a few blocks a SM takes the deferred tiles, from
+// every circle; with none it returns at once, else the last block to finish zeroes the count
+// and its own counter deferred[1] for the next frame. At least FAST_MIN_BLOCKS blocks an SM
+// (4: 64 registers).
+template <bool SNOW>
+__device__ __forceinline__ void render_fast_body(
+        const float4* __restrict__ circles, const float* __restrict__ colors, int n,
+        const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,
+        int tiles_per_super, int binned, float4* __restrict__ image,
+        const float4* __restrict__ rows, int cleared, int width, int height,
+        int* __restrict__ deferred, int layer) {
+    PROFILE_START
+    const bool back = layer == DRAW_BACK;
+    const int count = back ? deferred[0] : 1, tiles_x = (width + FAST_TILE - 1) / FAST_TILE;
+    if (count == 0) return;
+    // one call of draw_tile (each call inlines two walks: registers)
+    for (int b = back ? (int)blockIdx.x : 0; b < count; b += gridDim.x) {
+        int2 t;
+        if (back) {
+            const int k = deferred[2 + b];
+            t = make_int2(k % tiles_x, k / tiles_x);
+        } else {
+            t = tile_of_block();
+        }
+        const bool unfinished = draw_tile<SNOW>(t, circles, colors, n, list, totals, capacity, tiles_per_super,
+                                                binned, image, rows, cleared, width, height, layer == DRAW_FRONT);
+        if (unfinished && threadIdx.x == 0) deferred[2 + atomicAdd(&deferred[0], 1)] = t.y * tiles_x + t.x;
+        if (!back) break;
+    }
+    if (back) {
+        __syncthreads();                   // every thread has read the count
+        if (threadIdx.x == 0 && atomicAdd(&deferred[1], 1) == (int)gridDim.x - 1) {
+            deferred[0] = 0;
+            deferred[1] = 0;
+        }
+    }
     PROFILE_END
 }
 
