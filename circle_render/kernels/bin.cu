@@ -41,6 +41,20 @@ __device__ __forceinline__ int super_of_bit(int b) {
     return sx < SUPER_GRID && sy < SUPER_GRID ? sy * SUPER_GRID + sx : -1;
 }
 
+// 32 x 32 bit transpose across a warp: afterwards bit i of lane j is bit j of lane i's input.
+// Five exchanges of blocks of 16, 8, 4, 2 and 1 bits with the lane that far away.
+__device__ __forceinline__ unsigned transpose32(unsigned x) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int s = 16; s; s >>= 1) {
+        const unsigned m = s == 16 ? 0x0000ffffu : s == 8 ? 0x00ff00ffu : s == 4 ? 0x0f0f0f0fu
+                         : s == 2 ? 0x33333333u : 0x55555555u;           // bits whose index has bit s clear
+        const unsigned y = __shfl_xor_sync(FULL, x, s);
+        x = lane & s ? ((y >> s) & m) | (x & ~m) : (x & m) | ((y & m) << s);
+    }
+    return x;
+}
+
 // For the warp's 32 masks: lane l gets the lanes touching mask bits l (lo) and l + 32 (hi).
 struct Columns { unsigned lo, hi; };
 

@@ -170,7 +170,6 @@ struct SparseStage {
     int index[SPARSE_STAGE];
     float4 circle[SPARSE_STAGE];
     float4 extra[SPARSE_STAGE];
-    unsigned short ring[SPARSE_THREADS / 32][64];  // per warp: staged circles reaching its pixels
     int round_end;
 };
 
@@ -255,67 +254,6 @@ __device__ __forceinline__ void stage_in_order(SparseStage& st, const int* __res
 constexpr int SPARSE_SUB_W = 8, SPARSE_SUB_H = 32 / SPARSE_SUB_W;
 static_assert(SPARSE_TILE % SPARSE_SUB_W == 0 && SPARSE_TILE % SPARSE_SUB_H == 0, "sub-tiles split the tile");
 
-// The warp's pixels: lane l draws pixel (x0 + l % SPARSE_SUB_W, y0 + l / SPARSE_SUB_W).
-struct SubTile { int x0, y0; float px, py; };
-
-// Up to 32 staged circles, ring[(base + l) & 63] for l < count, in circle order, blended into
-// the warp's pixels: lane l finds which of the warp's pixels its circle covers (the
-// reference's test over its pixel box), a bit transpose gives each pixel the circles covering
-// it, and each pixel blends those in order. Tiny circles cover few of the 32 pixels, so this
-// costs a few tests a circle instead of 32 lanes' worth.
-template <bool SNOW>
-__device__ __forceinline__ void blend_group(float4& p, const SparseStage& st, const unsigned short* ring, int base,
-                                            int count, SubTile s, int width, int height) {
-    const int lane = threadIdx.x & 31;
-    unsigned covered = 0u;                 // bit q: this lane's circle covers the warp's pixel q
-    if (lane < count) {
-        const float4 c = st.circle[ring[(base + lane) & 63]];
-        const PixelBox b = circle_box(c, width, height);
-        const int xa = max(b.x0, s.x0), xb = min(b.x1, s.x0 + SPARSE_SUB_W);
-        const int ya = max(b.y0, s.y0), yb = min(b.y1, s.y0 + SPARSE_SUB_H);
-        const float r2 = c.w * c.w;
-        for (int yy = ya; yy < yb; ++yy) {
-            const float dy = __fsub_rn(c.y, pixel_centre(yy, height));
-            const float dyy = __fmul_rn(dy, dy);
-            for (int xx = xa; xx < xb; ++xx) {
-                const float dx = __fsub_rn(c.x, pixel_centre(xx, width));
-                if (__fadd_rn(__fmul_rn(dx, dx), dyy) <= r2)      // = dist2 (the reference's rounding)
-                    covered |= 1u << ((yy - s.y0) * SPARSE_SUB_W + (xx - s.x0));
-            }
-        }
-    }
-    for (unsigned mine = transpose32(covered); mine; mine &= mine - 1u) {
-        const int k = ring[(base + __ffs(mine) - 1) & 63];
-        const float4 ex = st.extra[k];
-        shade_circle<SNOW>(p, st.circle[k], make_float3(ex.x, ex.y, ex.z), s.px, s.py);
-    }
-}
-
-// The staged round, warp by warp: the circles that reach the warp's pixels are queued in
-// order (ring, 64 slots) and blended 32 at a time (blend_group).
-template <bool SNOW>
-__device__ __forceinline__ void walk_staged(float4& p, SparseStage& st, int count, SubTile s, float rx0, float rx1,
-                                            float ry0, float ry1, int width, int height) {
-    const int lane = threadIdx.x & 31;
-    unsigned short* ring = st.ring[threadIdx.x >> 5];
-    int queued = 0, done = 0;              // warp-uniform: circles put in the ring, blended
-    for (int j0 = 0; j0 < count; j0 += 32) {
-        const int e = j0 + lane;
-        const bool near = e < count && reaches(st.circle[e], rx0, rx1, ry0, ry1);
-        const unsigned m = __ballot_sync(FULL, near);
-        if (near) ring[(queued + __popc(m & ((1u << lane) - 1u))) & 63] = (unsigned short)e;
-        queued += __popc(m);
-        __syncwarp();
-        const bool last = j0 + 32 >= count;
-        while (queued - done >= 32 || (last && queued > done)) {
-            const int n = min(32, queued - done);
-            blend_group<SNOW>(p, st, ring, done, n, s, width, height);
-            done += n;
-            __syncwarp();                  // the ring's slots are refilled next round
-        }
-    }
-}
-
 template <bool SNOW>
 __device__ __forceinline__ void render_sparse_body(
         const float4* __restrict__ circles, const float* __restrict__ colors, int n,
@@ -352,7 +290,17 @@ __device__ __forceinline__ void render_sparse_body(
             blend_in_index_order<SNOW>(p, list, lo, hi, circles, colors, px, py);
         } else {
             stage_in_order<SNOW>(st, list, lo, count, circles, colors);
-            walk_staged<SNOW>(p, st, count, SubTile{sub_x, sub_y, px, py}, rx0, rx1, ry0, ry1, width, height);
+            // the warp's circles in order, 32 at a time: those that reach its sub-tile, each
+            // blended into the pixels it covers, one after the other (the serial order)
+            for (int j0 = 0; j0 < count; j0 += 32) {
+                const int e = j0 + lane;
+                const bool near = e < count && reaches(st.circle[e], rx0, rx1, ry0, ry1);
+                for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
+                    const int k = j0 + __ffs(mask) - 1;
+                    const float4 ex = st.extra[k];
+                    shade_circle<SNOW>(p, st.circle[k], make_float3(ex.x, ex.y, ex.z), px, py);
+                }
+            }
         }
         __syncthreads();                           // the stage is reused by the next round
         lo = hi;
