@@ -188,6 +188,20 @@ def test_render_sparse_fallbacks_keep_serial_order(scene, size, options):
     assert np.abs(got - want).max() < 1e-5
 
 
+@pytest.mark.parametrize("scene,frames", [("micro2M", 0), ("fireworks", 3)])
+def test_pack_records_equals_its_twin(scene, frames):
+    # a still scene is packed once at load; an animated one every frame, before binning
+    s = make_scene(scene)
+    r = _fast(s, 256, sparse=True)
+    for _ in range(frames):
+        r.clear(); r.advance(); r.render()
+        advance(s)
+    r.synchronize()
+    assert np.array_equal(r.records.get(), S.pack_records(s.position, s.radius, s.color))
+    assert [k for k, _ in r.kernel_launches()][0] == ("sparse_bin/pack_records" if frames else
+                                                      "sparse_bin/sparse_count")
+
+
 @pytest.mark.parametrize("scene,size", [("fireworks", 256), ("micro2M", 200)])
 def test_render_sparse_is_serial_order(scene, size):
     s = make_scene(scene)

@@ -154,10 +154,15 @@ class FastCudaRenderer:
         self.group_totals = cp.zeros(groups, dtype=np.int32)
         self.group_starts = cp.zeros(groups + 1, dtype=np.int32)
         self.tile_list = cp.zeros(max(p.capacity, 1), dtype=np.int32)
+        self.records = cp.zeros((max(n, 1), 8), dtype=np.float32)    # circle and colour, 32 bytes
         mod = self._module("sparse.cu", p)
+        pack = ("pack_records", Launch(mod.get_function("pack_records"), (p.sparse_blocks,), (SPARSE_BIN_THREADS,),
+                                       (st.circles, st.colors, i32(n), self.records)))
+        if st.scene.animation is None:
+            pack[1]()                      # a still scene: packed once; else every frame, first
         w, h, tx, nt = i32(p.width), i32(p.height), i32(p.tiles[0]), i32(tiles)
         blocks = (p.sparse_blocks,)
-        binning = ("sparse_bin", [
+        binning = ("sparse_bin", [*([pack] if st.scene.animation is not None else []),
             ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, (SPARSE_BIN_THREADS,),
                                     (st.circles, i32(n), w, h, tx, nt, self.tile_counts))),
             ("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"), (groups,), (BIN_THREADS,),
@@ -172,7 +177,7 @@ class FastCudaRenderer:
 
         def draw_stage(cleared: bool):
             return ("sparse_draw", [("render_sparse" + suffix, Launch(draw, p.tiles, (BLOCK_THREADS,), (
-                st.circles, st.colors, i32(n), self.tile_list, self.group_starts, self.tile_local,
+                st.circles, st.colors, self.records, i32(n), self.tile_list, self.group_starts, self.tile_local,
                 self.tile_totals, self.tile_counts, i32(p.sparse_chunks), i32(p.capacity), self.image.pixels,
                 self.image.rows, i32(cleared), w, h)))])
         return {c: [binning, draw_stage(c)] for c in (True, False)}

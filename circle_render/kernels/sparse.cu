@@ -24,7 +24,8 @@
 //
 // Drawing. render_sparse, one block per tile, one pixel per thread, takes the tile's list in
 // rounds of whole segments (at most SPARSE_STAGE entries: one round for micro2M): it stages
-// the round's circles in shared memory in circle order (each segment ranked in place:
+// the round's circles (pack_records' 32-byte records) in shared memory in circle order (each
+// segment ranked in place:
 // stage_in_order), and each warp walks them in that order, 32 at a time, blending those that
 // reach its 8x4 pixels into the pixels they cover, exactly as the serial reference does. A
 // segment longer than the stage takes a slower exact route (pixel by pixel, the next circle in
@@ -164,6 +165,20 @@ sparse_emit(const float4* __restrict__ circles, int n, int width, int height, in
 
 // ---- render_sparse ----
 
+// records[2i] = circle i (x, y, z, r), records[2i + 1] = its colour (r, g, b, 0): one aligned 32-byte
+// sector a circle, so render_sparse's gathers (each tile its circles, in random order from
+// DRAM) read one sector an entry instead of two or three. Run once at load for still scenes,
+// every frame for animated ones.
+extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
+pack_records(const float4* __restrict__ circles, const float* __restrict__ colors, int n,
+             float4* __restrict__ records) {
+    for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS) {
+        records[2 * i] = circles[i];
+        records[2 * i + 1] = make_float4(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2], 0.f);
+    }
+}
+
+
 // A round's circles: the list entries as loaded (circle indices), then, in circle order, each
 // circle (x, y, depth, r) and its colour with its index in w (snow: the index alone).
 struct SparseStage {
@@ -230,8 +245,7 @@ __device__ __forceinline__ void blend_in_index_order(float4& p, const int* __res
 // micro2M's hold 2 to 3 circles at 1024 pixels; with global counting a tile's whole list, 70).
 template <bool SNOW>
 __device__ __forceinline__ void stage_in_order(SparseStage& st, const int* __restrict__ list, int lo, int count,
-                                               const float4* __restrict__ circles,
-                                               const float* __restrict__ colors) {
+                                               const float4* __restrict__ records) {
     for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) st.index[e] = list[lo + e];
     __syncthreads();
     for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) {
@@ -242,9 +256,9 @@ __device__ __forceinline__ void stage_in_order(SparseStage& st, const int* __res
         while (z < count && segment_of(st.index[z]) == s) ++z;
         int place = a;
         for (int k = a; k < z; ++k) place += st.index[k] < i;
-        st.circle[place] = circles[i];
-        st.extra[place] = make_float4(SNOW ? 0.f : colors[3 * i], SNOW ? 0.f : colors[3 * i + 1],
-                                      SNOW ? 0.f : colors[3 * i + 2], __int_as_float(i));
+        const float4 c = records[2 * i], col = records[2 * i + 1];
+        st.circle[place] = c;
+        st.extra[place] = make_float4(col.x, col.y, col.z, __int_as_float(i));
     }
     __syncthreads();
 }
@@ -256,8 +270,8 @@ static_assert(SPARSE_TILE % SPARSE_SUB_W == 0 && SPARSE_TILE % SPARSE_SUB_H == 0
 
 template <bool SNOW>
 __device__ __forceinline__ void render_sparse_body(
-        const float4* __restrict__ circles, const float* __restrict__ colors, int n,
-        const int* __restrict__ list, const int* __restrict__ group_starts, const int* __restrict__ local,
+        const float4* __restrict__ circles, const float* __restrict__ colors, const float4* __restrict__ records,
+        int n, const int* __restrict__ list, const int* __restrict__ group_starts, const int* __restrict__ local,
         const int* __restrict__ totals, int* __restrict__ counts, int chunks, int capacity,
         float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width, int height) {
     PROFILE_START
@@ -289,7 +303,7 @@ __device__ __forceinline__ void render_sparse_body(
         if (count > SPARSE_STAGE) {        // one segment longer than the stage
             blend_in_index_order<SNOW>(p, list, lo, hi, circles, colors, px, py);
         } else {
-            stage_in_order<SNOW>(st, list, lo, count, circles, colors);
+            stage_in_order<SNOW>(st, list, lo, count, records);
             // the warp's circles in order, 32 at a time: those that reach its sub-tile, each
             // blended into the pixels it covers, one after the other (the serial order)
             for (int j0 = 0; j0 < count; j0 += 32) {
@@ -313,12 +327,13 @@ __device__ __forceinline__ void render_sparse_body(
 }
 
 #define RENDER_SPARSE_PARAMS                                                                   \
-    const float4* __restrict__ circles, const float* __restrict__ colors, int n,              \
+    const float4* __restrict__ circles, const float* __restrict__ colors,                     \
+    const float4* __restrict__ records, int n,                                                \
     const int* __restrict__ list, const int* __restrict__ group_starts,                       \
     const int* __restrict__ local, const int* __restrict__ totals, int* __restrict__ counts,  \
     int chunks, int capacity, float4* __restrict__ image, const float4* __restrict__ rows,    \
     int cleared, int width, int height
-#define RENDER_SPARSE_ARGS circles, colors, n, list, group_starts, local, totals, counts, chunks, \
+#define RENDER_SPARSE_ARGS circles, colors, records, n, list, group_starts, local, totals, counts, chunks, \
     capacity, image, rows, cleared, width, height
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SPARSE_MIN_BLOCKS)

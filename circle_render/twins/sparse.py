@@ -77,6 +77,14 @@ def sparse_emit(touch: TileTouch, chunk: int | None, tile: int) -> list[np.ndarr
     return np.split(circles, np.searchsorted(circles, np.arange(1, chunks) * chunk))
 
 
+def pack_records(position: np.ndarray, radius: np.ndarray, color: np.ndarray) -> np.ndarray:
+    """(n, 8) float32: each circle's (x, y, z, r) then its colour (r, g, b, 0)."""
+    n = len(radius)
+    out = np.zeros((n, 8), dtype=np.float32)
+    out[:, :3], out[:, 3], out[:, 4:7] = position, radius, color
+    return out
+
+
 def render_sparse(scene, width: int, height: int, steps: int = 0) -> np.ndarray:
     """Every pixel's circles blended in circle order: the reference image."""
     from circle_render.cpu.reference import reference_image
