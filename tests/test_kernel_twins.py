@@ -139,7 +139,8 @@ def test_render_fast_small_cases_equal_their_twin(scene, size, options):
 # ---- sparse.cu ----
 
 @pytest.mark.parametrize("scene,size", [("micro2M", 1024), ("micro2M", 517), ("rand100k", 64),
-                                        ("fireworks", 256), ("micro2M", 2100)])      # 2100: global counting
+                                        ("fireworks", 256), ("micro2M", 2100),       # 2100: global counting
+                                        ("micro2M", 1600)])     # shared counters, segment starts fetched
 def test_sparse_bin_equals_its_twin(scene, size):
     s = make_scene(scene)
     r = _fast(s, size, sparse=True)

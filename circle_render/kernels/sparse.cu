@@ -140,18 +140,34 @@ sparse_scan_tiles(const int* __restrict__ group_totals, int groups, int* __restr
     if (threadIdx.x == 0) group_starts[groups] = all;
 }
 
+// With shared counting, where chunk b's segment of each tile's list begins is first gathered
+// into shared memory beside the counters (when both fit: up to SPARSE_EMIT_WORDS / 1.5 tiles),
+// so that an entry costs a shared load, a shared atomic and its store: fetched per entry from
+// group_starts, local and counts, the loads were what sparse_emit waited on (ncu at d8f500a:
+// 28 of its 50 cycles an instruction stalled on them, micro2M at 1024).
+constexpr int SPARSE_EMIT_WORDS = 48 * 1024 / 4;
+static_assert(SPARSE_SHARED_TILES / 2 <= SPARSE_EMIT_WORDS, "sparse_emit's counters fit its shared words");
+
 extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
 sparse_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
             int* __restrict__ counts, const int* __restrict__ group_starts, const int* __restrict__ local,
             int* __restrict__ list, int capacity) {
 #if SPARSE_SHARED
-    __shared__ unsigned counters[SPARSE_SHARED_TILES / 2];
+    __shared__ unsigned words[SPARSE_EMIT_WORDS];
+    unsigned* counters = words;
+    const int counter_words = (tiles + 1) / 2;
+    const bool based = counter_words + tiles <= SPARSE_EMIT_WORDS;
+    int* base = (int*)(words + counter_words);            // base[t]: where this chunk's segment of t begins
+    const int* offsets = counts + blockIdx.x * tiles;     // ... within t's list
+    if (based)
+        for (int t = threadIdx.x; t < tiles; t += SPARSE_BIN_THREADS)
+            base[t] = list_start(group_starts, local, t) + offsets[t];
     zero_counters(counters, tiles);
-    const int* offsets = counts + blockIdx.x * tiles;          // where chunk b's segment begins
     const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
     for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
-            const int pos = list_start(group_starts, local, t) + offsets[t] + bump16(counters, t);
+            const int at = based ? base[t] : list_start(group_starts, local, t) + offsets[t];
+            const int pos = at + bump16(counters, t);
             if (pos < capacity) list[pos] = i;
         });
 #else
