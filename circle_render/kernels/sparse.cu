@@ -214,9 +214,20 @@ __device__ __forceinline__ void shade_circle(float4& p, float4 c, float3 colour,
     blend(p, alpha, col);
 }
 
+// A staged flat circle (x, y, r^2, r) with alpha * colour in ex, blended into p if it covers
+// (px, py): the reference's blend, alpha * colour + (1 - alpha) * p, with both products exact.
+__device__ __forceinline__ void blend_flat(float4& p, float4 c, float4 ex, float px, float py) {
+    if (dist2(c, px, py) <= c.z) {
+        p.x = fmaf(1.f - FLAT_ALPHA, p.x, ex.x);
+        p.y = fmaf(1.f - FLAT_ALPHA, p.y, ex.y);
+        p.z = fmaf(1.f - FLAT_ALPHA, p.z, ex.z);
+        p.w += FLAT_ALPHA;
+    }
+}
+
 // Which segment of a tile's list circle i belongs to: its chunk (shared counting), or the one
 // segment of the whole list (global atomics).
-__device__ __forceinline__ int segment_of(int i) { return SPARSE_SHARED ? i / SPARSE_CHUNK : 0; }
+__device__ __forceinline__ int segment_of(int i) { return SPARSE_SHARED ? (int)((unsigned)i / SPARSE_CHUNK) : 0; }
 
 // Where the round from list position lo ends: the last segment boundary within lo + SPARSE_STAGE,
 // or the end of the one segment after lo if that one alone is longer. Segment b of the tile's
@@ -273,8 +284,12 @@ __device__ __forceinline__ void stage_in_order(SparseStage& st, const int* __res
         int place = a;
         for (int k = a; k < z; ++k) place += st.index[k] < i;
         const float4 c = records[2 * i], col = records[2 * i + 1];
-        st.circle[place] = c;
-        st.extra[place] = make_float4(col.x, col.y, col.z, __int_as_float(i));
+        // flat: r^2 as the reference rounds it and alpha * colour (exact: alpha is 1/2), so a
+        // hit costs its distance, a compare and 4 fused operations (blend_flat)
+        st.circle[place] = SNOW ? c : make_float4(c.x, c.y, __fmul_rn(c.w, c.w), c.w);
+        st.extra[place] = SNOW ? make_float4(col.x, col.y, col.z, __int_as_float(i))
+                               : make_float4(FLAT_ALPHA * col.x, FLAT_ALPHA * col.y, FLAT_ALPHA * col.z,
+                                             __int_as_float(i));
     }
     __syncthreads();
 }
@@ -327,8 +342,12 @@ __device__ __forceinline__ void render_sparse_body(
                 const bool near = e < count && reaches(st.circle[e], rx0, rx1, ry0, ry1);
                 for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
                     const int k = j0 + __ffs(mask) - 1;
-                    const float4 ex = st.extra[k];
-                    shade_circle<SNOW>(p, st.circle[k], make_float3(ex.x, ex.y, ex.z), px, py);
+                    if (SNOW) {
+                        const float4 ex = st.extra[k];
+                        shade_circle<SNOW>(p, st.circle[k], make_float3(ex.x, ex.y, ex.z), px, py);
+                    } else {
+                        blend_flat(p, st.circle[k], st.extra[k], px, py);
+                    }
                 }
             }
         }

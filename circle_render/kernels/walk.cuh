@@ -295,8 +295,8 @@ __device__ __forceinline__ bool walk_tile(
             // is folded across the lanes into one colour and one transmittance (fold_runs),
             // and the warp's loop visits only the partial hits, blending the run before each
             // into every pixel at once (4 operations a pixel). Partial hits are blended
-            // branch-free, so the pixels are independent chains. Alpha is .5, so T stays a
-            // power of two and every T update is exact.
+            // branch-free (predicated), so the pixels are independent chains. Alpha is .5, so T
+            // stays a power of two and every T update is exact.
             const StagedHits staged = staged_hits(stage.hits);
             const int count = __shfl_sync(FULL, staged.incl, 31);
             open = __any_sync(FULL, open);
@@ -314,9 +314,10 @@ __device__ __forceinline__ bool walk_tile(
                 const unsigned partial_mask = __ballot_sync(FULL, near) & ~full_mask;
                 const Run run = fold_runs(full_mask, partial_mask, full, col);
                 int partials = 0;
+                const bool runs = full_mask != 0u;      // warp-uniform: are there runs to blend?
                 for (unsigned mask = partial_mask; mask; mask &= mask - 1) {
                     const int b = __ffs(mask) - 1;
-                    blend_run(acc, T, run, b);              // the run just before hit b, if any
+                    if (runs) blend_run(acc, T, run, b);    // the run just before hit b, if any
                     PROFILE_STEP_HIT
                     const int place = __shfl_sync(FULL, at, b);
                     const float4 cj = stage.circle[place];
@@ -327,11 +328,12 @@ __device__ __forceinline__ bool walk_tile(
                     for (int p = 0; p < PIXELS; ++p) {
                         const float dy = __fsub_rn(cj.y, py[p]);
                         const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
-                        const float w = d2 <= cj.z ? T[p] : 0.f;
-                        acc[p].x = fmaf(w, cb.x, acc[p].x);
-                        acc[p].y = fmaf(w, cb.y, acc[p].y);
-                        acc[p].z = fmaf(w, cb.z, acc[p].z);
-                        T[p] = fmaf(-FLAT_ALPHA, w, T[p]);
+                        if (d2 <= cj.z) {                   // predicated, not a branch
+                            acc[p].x = fmaf(T[p], cb.x, acc[p].x);
+                            acc[p].y = fmaf(T[p], cb.y, acc[p].y);
+                            acc[p].z = fmaf(T[p], cb.z, acc[p].z);
+                            T[p] = fmaf(-FLAT_ALPHA, T[p], T[p]);
+                        }
                     }
                     if (++partials % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) break;
                 }
