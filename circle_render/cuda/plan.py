@@ -23,8 +23,8 @@ from circle_render.scenes.scene import FLAT
 from circle_render.util import ceil_div
 
 TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
-           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS", "FRONT_DEPTH")
-HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH", "FRONT_DEPTH")   # choices made on the host, not compiled
+           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS", "FRONT_DEPTH", "BIN_TARGET_BLOCKS")
+HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH", "FRONT_DEPTH", "BIN_TARGET_BLOCKS")   # host choices, not compiled
 STAGES = {"walk": ("draw",), "binned": ("bin", "draw"), "sparse": ("sparse_bin", "sparse_draw")}
 BACK_STAGES = ("bin_back", "draw_back")      # binned with a front layer: the deferred tiles
 
@@ -83,9 +83,9 @@ def supertile_px(width: int, height: int, tile: int, grid: int) -> int:
     return tile * (1 << max(0, per - 1).bit_length())
 
 
-def items_per_thread(n: int) -> int:
+def items_per_thread(n: int, target_blocks: int = constants.BIN_TARGET_BLOCKS) -> int:
     """Circles per binning thread: enough blocks to fill the GPU, a counts matrix kept small."""
-    per_block = constants.BIN_THREADS * constants.BIN_TARGET_BLOCKS
+    per_block = constants.BIN_THREADS * target_blocks
     return int(min(constants.BIN_MAX_ITEMS, max(1, ceil_div(n, per_block))))
 
 
@@ -148,7 +148,7 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
     tile, grid = t["FAST_TILE"], t["SUPER_GRID"]
     tiles = (ceil_div(width, tile), ceil_div(height, tile))
     super_px = supertile_px(width, height, tile, grid)
-    items = items_per_thread(n)
+    items = items_per_thread(n, t["BIN_TARGET_BLOCKS"])
     chunk = constants.BIN_THREADS * items
     chunks = max(1, ceil_div(n, chunk)) if path == "binned" else 1
     if path == "binned":
@@ -162,7 +162,7 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
     elif front is None:
         front = front_layer(n, mean_depth(scene.radius), t["FRONT_DEPTH"])
     front = int(min(front, n))
-    front_items = items_per_thread(front)
+    front_items = items_per_thread(front, t["BIN_TARGET_BLOCKS"])
     front_chunks = max(1, ceil_div(front, constants.BIN_THREADS * front_items))
     shared = tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES
     sparse_chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK)) if shared else 1
