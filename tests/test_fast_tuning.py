@@ -51,7 +51,8 @@ def test_front_layer_only_for_deep_flat_binned_scenes():
     p = plan_fast(make_scene("rand1M"), 1024, 1024)
     depth = mean_depth(make_scene("rand1M").radius)
     assert 400 < depth < 450 and p.front == int(np.ceil(p.n * c.FRONT_DEPTH / depth))
-    assert p.front_chunks * p.front_items * c.BIN_THREADS >= p.front > (p.front_chunks - 1) * p.front_items * c.BIN_THREADS
+    per_chunk = p.front_items * c.BIN_THREADS
+    assert p.front_chunks * per_chunk >= p.front > (p.front_chunks - 1) * per_chunk
     assert plan_fast(make_scene("snowsingle"), 1024, 1024).front == 0      # snow: alphas too small
     assert plan_fast(make_scene("micro2M"), 1024, 1024).front == 0         # sparse
     assert plan_fast(make_scene("rand1M"), 1024, 1024, {"FRONT_DEPTH": 300}).front == 0   # not 2x deeper

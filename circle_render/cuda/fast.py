@@ -120,7 +120,8 @@ class FastCudaRenderer:
                                      i32(p.capacity), gate)))])
 
         # DRAW_BACK: a few blocks an SM take the deferred tiles (an empty grid costs little)
-        back_grid = (min(p.tiles[0] * p.tiles[1], cp.cuda.Device().attributes["MultiProcessorCount"] * FAST_MIN_BLOCKS),)
+        sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+        back_grid = (min(p.tiles[0] * p.tiles[1], sms * FAST_MIN_BLOCKS),)
 
         def drawing(name, circles, colors, count, layer, cleared):
             grid = back_grid if layer == DRAW_BACK else p.tiles
