@@ -4,6 +4,8 @@
 // circle_render/twins/draw.py.
 #include "walk.cuh"
 
+static_assert(SUPERTILES <= 64, "draw_tile reads the list lengths two a lane");
+
 // One tile: its supertile's list when binned and the lists are within capacity, otherwise every
 // circle. Returns whether the tile was deferred (defer: see walk_tile).
 template <bool SNOW>
@@ -14,13 +16,12 @@ __device__ __forceinline__ bool draw_tile(
         const float4* __restrict__ rows, int cleared, int width, int height, bool defer) {
     int begin = 0, end = n;
     bool listed = false;
-    if (binned) {          // one pass over the list lengths: this list's start and the total
+    if (binned) {          // the list lengths, two a lane: this list's start and the total
         const int s = (t.y / tiles_per_super) * SUPER_GRID + t.x / tiles_per_super;
-        int start = 0, total = 0;
-        for (int k = 0; k < SUPERTILES; ++k) {
-            start += k < s ? totals[k] : 0;
-            total += totals[k];
-        }
+        const int lane = threadIdx.x & 31;
+        const int lo = lane < SUPERTILES ? totals[lane] : 0, hi = lane + 32 < SUPERTILES ? totals[lane + 32] : 0;
+        const int start = (int)__reduce_add_sync(FULL, (unsigned)((lane < s ? lo : 0) + (lane + 32 < s ? hi : 0)));
+        const int total = (int)__reduce_add_sync(FULL, (unsigned)(lo + hi));
         if (total <= capacity) {
             begin = start;
             end = start + totals[s];

@@ -315,8 +315,9 @@ __device__ __forceinline__ bool walk_tile(
                 const Run run = fold_runs(full_mask, partial_mask, full, col);
                 int partials = 0;
                 const bool runs = full_mask != 0u;      // warp-uniform: are there runs to blend?
-                for (unsigned mask = partial_mask; mask; mask &= mask - 1) {
-                    const int b = __ffs(mask) - 1;
+                for (unsigned rest = __brev(partial_mask); rest;) {    // reversed once: lowest bit = clz
+                    const int b = __clz(rest);
+                    rest ^= 0x80000000u >> b;
                     if (runs) blend_run(acc, T, run, b);    // the run just before hit b, if any
                     PROFILE_STEP_HIT
                     const int place = __shfl_sync(FULL, at, b);
