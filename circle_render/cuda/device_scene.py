@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from circle_render.constants import ANIMATE_THREADS, CLEAR_THREADS
+from circle_render.constants import ANIMATE_THREADS, BLOCK_THREADS, CLEAR_THREADS, TILE_SIZE
 from circle_render.cpu.cell_noise import noise_tables
 from circle_render.cpu.shading import clear_rows
 from circle_render.cuda.module import Graph, Launch, load_module
@@ -84,16 +84,16 @@ class DeviceImage:
 class OneKernelRenderer:
     """A CUDA renderer whose render() is one kernel over the scene's circles and the image:
     the course's tiled design, the assignment's starter, the handout's per-pixel loops.
-    Subclasses name the kernel (``kernel_file``, ``kernel``) and its launch shape (``grid``,
-    ``block``); the kernel takes (circles, colors, n, image, width, height, snow)."""
+    Subclasses name the kernel (``kernel_file``, ``kernel``) and, if it is not one block of
+    BLOCK_THREADS per TILE_SIZE x TILE_SIZE tile, its launch shape (``grid``, ``block``); the
+    kernel takes (circles, colors, n, image, width, height, snow)."""
 
     name = "one-kernel"
     kernel_file = kernel = ""
+    block = (BLOCK_THREADS,)
 
     def grid(self, scene: Scene, width: int, height: int) -> tuple:
-        raise NotImplementedError
-
-    block = (256,)
+        return ceil_div(width, TILE_SIZE), ceil_div(height, TILE_SIZE)
 
     def load(self, scene: Scene, width: int, height: int) -> None:
         from circle_render.scenes.scene import SNOW

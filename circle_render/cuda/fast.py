@@ -159,11 +159,12 @@ class FastCudaRenderer:
         mod = self._module("sparse.cu", p)
         pack = ("pack_records", Launch(mod.get_function("pack_records"), (p.sparse_blocks,), (SPARSE_BIN_THREADS,),
                                        (st.circles, st.colors, i32(n), self.records)))
-        if st.scene.animation is None:
+        animated = st.scene.animation is not None
+        if not animated:
             pack[1]()                      # a still scene: packed once; else every frame, first
         w, h, tx, nt = i32(p.width), i32(p.height), i32(p.tiles[0]), i32(tiles)
         blocks = (p.sparse_blocks,)
-        binning = ("sparse_bin", [*([pack] if st.scene.animation is not None else []),
+        binning = ("sparse_bin", [*([pack] if animated else []),
             ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, (SPARSE_BIN_THREADS,),
                                     (st.circles, i32(n), w, h, tx, nt, self.tile_counts))),
             ("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"), (groups,), (BIN_THREADS,),

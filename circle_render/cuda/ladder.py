@@ -2,20 +2,14 @@
 and the tests: one thread per pixel, every circle in index order (or reversed)."""
 from __future__ import annotations
 
-from circle_render.constants import BLOCK_THREADS, TILE_SIZE
 from circle_render.cuda.device_scene import OneKernelRenderer
-from circle_render.util import ceil_div
 
 
 class PixelLoopRenderer(OneKernelRenderer):
     """A thread per pixel loops over every circle: right, and as slow as circles x pixels."""
 
     name = "pixel-loop"
-    kernel_file, kernel = "ladder.cu", "render_pixel_loop"
-    block = (BLOCK_THREADS,)
-
-    def grid(self, scene, width, height):
-        return ceil_div(width, TILE_SIZE), ceil_div(height, TILE_SIZE)
+    kernel_file, kernel = "ladder.cu", "render_pixel_loop"      # OneKernelRenderer's tile grid
 
 
 class ReversedPixelLoopRenderer(PixelLoopRenderer):

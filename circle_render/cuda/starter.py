@@ -17,7 +17,6 @@ class StarterCudaRenderer(OneKernelRenderer):
 
     name = "cuda-starter"
     kernel_file, kernel = "starter.cu", "render_starter"
-    block = (BLOCK_THREADS,)
 
     def grid(self, scene, width, height):
         return (max(1, ceil_div(scene.n, BLOCK_THREADS)),)

@@ -6,17 +6,11 @@ NumPy twin: circle_render/twins/render_tiled.py (the reference, bit for bit on f
 """
 from __future__ import annotations
 
-from circle_render.constants import BLOCK_THREADS, TILE_SIZE
 from circle_render.cuda.device_scene import OneKernelRenderer
-from circle_render.util import ceil_div
 
 
 class TiledCudaRenderer(OneKernelRenderer):
     """One block per TILE_SIZE x TILE_SIZE tile; circles culled per tile in shared memory."""
 
     name = "cuda-tiled"
-    kernel_file, kernel = "render_tiled.cu", "render_tiled"
-    block = (BLOCK_THREADS,)
-
-    def grid(self, scene, width, height):
-        return ceil_div(width, TILE_SIZE), ceil_div(height, TILE_SIZE)
+    kernel_file, kernel = "render_tiled.cu", "render_tiled"     # OneKernelRenderer's tile grid
