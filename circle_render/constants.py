@@ -78,7 +78,16 @@ SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side
 SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (grid-stride beyond)
 SPARSE_BIN_THREADS = 1024            # threads per block of sparse_count and sparse_emit
 SPARSE_GROUP_TILES = 32              # tiles whose list starts one block of sparse_scan_chunks finds
-SPARSE_STAGE = 1024                  # circles render_sparse stages in shared memory at a time
+SPARSE_STAGE = 768                   # circles render_sparse stages in shared memory at a time
+                                     # (flat; snow two thirds): micro2M's tiles hold about 620
+SPARSE_BITS = 1                      # render_sparse orders each pixel's circles by bit masks (1)
+                                     # or walks each warp's sub-tile through the staged circles
+                                     # (0); the plan's choice, by SPARSE_BITS_MAX_PX
+SPARSE_BITS_MAX_PX = 1.5             # pixel bits for circles of at most this mean radius in
+                                     # pixels: a circle marks few pixels and a pixel visits only
+                                     # its own circles (micro2M, r 1.0 px at 1024: draw 157 ->
+                                     # 135 us); larger ones cover much of a warp's sub-tile, which
+                                     # the walk uses better (r 4.1 px at 4096: 664 against 935)
 SPARSE_SHARED = 1                    # shared (1) or global (0) counting (the plan's choice,
                                      # cuda/plan.py): the default for sparse.cu compiled on its own
 BLEND_CHECK = 4                      # a warp checks whether its pixels are all finished every
@@ -113,6 +122,7 @@ SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS
           "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
           "FAST_MIN_BLOCKS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
           "SPARSE_SHARED_TILES", "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_SHARED",
+          "SPARSE_BITS",
           "T_EPS", "REACH_MARGIN", "DRAW_ALL", "DRAW_FRONT", "DRAW_BACK",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
           "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",

@@ -203,10 +203,15 @@ def test_pack_records_equals_its_twin(scene, frames):
                                                       "sparse_bin/sparse_count")
 
 
-@pytest.mark.parametrize("scene,size", [("fireworks", 256), ("micro2M", 200)])
-def test_render_sparse_is_serial_order(scene, size):
+@pytest.mark.parametrize("scene,size,bits", [("fireworks", 256, None), ("micro2M", 200, None),
+                                             ("micro2M", 1024, None), ("micro2M", 1024, 0),
+                                             ("micro2M", 700, 1), ("micro2M", 2100, 1),
+                                             ("fireworks", 256, 1), ("rand10k", 128, 1)])
+def test_render_sparse_is_serial_order(scene, size, bits):
+    # each pixel's circles in order, from its bit mask or the warp walk: the reference bit for
+    # bit (None: the plan's choice, by the circles' size)
     s = make_scene(scene)
-    r = _fast(s, size, sparse=True)
+    r = _fast(s, size, sparse=True, tuning=None if bits is None else {"SPARSE_BITS": bits})
     r.clear(); r.advance(); r.render()
     assert np.abs(r.get_image() - S.render_sparse(make_scene(scene), size, size, steps=1)).max() < 1e-6
 

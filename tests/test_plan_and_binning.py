@@ -129,6 +129,14 @@ def test_sparse_path_is_chosen_by_depth():
     assert abs(P.mean_depth(make_scene("micro2M").radius) - 2e6 * np.pi * 1e-6) < 0.01
 
 
+def test_sparse_draw_orders_small_circles_by_pixel_bits():
+    # pixel bit masks for circles of mean radius up to SPARSE_BITS_MAX_PX pixels, else the walk
+    s = make_scene("micro2M")                        # r = 0.001: 1.02 px at 1024, 4.1 at 4096
+    assert P.plan_fast(s, 1024, 1024).defines["SPARSE_BITS"] == 1
+    assert P.plan_fast(s, 1600, 1600).defines["SPARSE_BITS"] == 0
+    assert P.plan_fast(s, 4096, 4096).defines["SPARSE_BITS"] == 0
+    assert P.plan_fast(s, 4096, 4096, {"SPARSE_BITS": 1}).defines["SPARSE_BITS"] == 1
+
 def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     s = make_scene("rand10k")
     size, tile, chunk = 200, 16, 4096

@@ -23,7 +23,7 @@ from circle_render.scenes.scene import FLAT
 from circle_render.util import ceil_div
 
 TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
-           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS", "FRONT_DEPTH", "BIN_TARGET_BLOCKS")
+           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS", "FRONT_DEPTH", "BIN_TARGET_BLOCKS", "SPARSE_BITS")
 HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH", "FRONT_DEPTH", "BIN_TARGET_BLOCKS")   # host choices, not compiled
 STAGES = {"walk": ("draw",), "binned": ("bin", "draw"), "sparse": ("sparse_bin", "sparse_draw")}
 BACK_STAGES = ("bin_back", "draw_back")      # binned with a front layer: the deferred tiles
@@ -140,6 +140,8 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
     mean_px = float(np.mean(scene.radius)) * max(width, height) if n else 0.0
     if "FAST_TILE" not in overrides and sparse:
         t["FAST_TILE"] = constants.SPARSE_TILE              # render_sparse: a pixel a thread
+    if sparse and "SPARSE_BITS" not in overrides:
+        t["SPARSE_BITS"] = int(mean_px <= constants.SPARSE_BITS_MAX_PX)    # small circles: pixel bits
     if path == "walk" and "CULL_ITEMS" not in overrides:
         items = constants.CULL_ITEMS_LARGE if mean_px > constants.LARGE_CIRCLE_PX else constants.CULL_ITEMS_UNBINNED
         if t["FAST_TILE"] < constants.FAST_TILE:

@@ -23,12 +23,19 @@
 // and sparse_emit use global atomics (render_sparse zeroes the counts for the next frame).
 //
 // Drawing. render_sparse, one block per tile, one pixel per thread, takes the tile's list in
-// rounds of whole segments (at most SPARSE_STAGE entries: one round for micro2M): it stages
-// the round's circles (pack_records' 32-byte records) in shared memory in circle order (each
-// segment ranked in place:
-// stage_in_order), and each warp walks them in that order, 32 at a time, blending those that
-// reach its 8x4 pixels into the pixels they cover, exactly as the serial reference does. A
-// segment longer than the stage takes a slower exact route (pixel by pixel, the next circle in
+// rounds of whole segments (at most SPARSE_STAGE entries: one round for micro2M at 1024). A
+// round is staged in shared memory (stage_round): each entry's place in circle order is found by
+// ranking it within its segment, and its record (pack_records' 32 bytes) is stored at that place.
+// Then, in one of two ways (SPARSE_BITS, the plan's choice by the circles' size), every pixel
+// blends the circles that cover it in that order, exactly as the serial reference does:
+// - pixel bits (small circles): while staging, each circle sets the bit of its place in every
+//   pixel of the tile it covers (a bit mask a pixel; shared atomicOr); each thread then blends
+//   its pixel's circles from its bits, low to high (blend_marked). A circle tests only its box's
+//   pixels, a pixel visits only its own circles;
+// - the warp walk (larger circles): each warp takes the staged circles 32 at a time and blends
+//   those that reach its 8x4 pixels, one after the other (blend_walked); a circle covers much of
+//   a warp's pixels, so the lanes are busy.
+// A segment longer than the stage takes a slower exact route (pixel by pixel, the next circle in
 // index order).
 #include "tiles.cuh"
 #include "scan.cuh"
@@ -195,14 +202,23 @@ pack_records(const float4* __restrict__ circles, const float* __restrict__ color
 }
 
 
-// A round's circles: the list entries as loaded (circle indices), then, in circle order, each
-// circle (x, y, depth, r) and its colour with its index in w (snow: the index alone).
+// A round's circles: the list entries as loaded, then at their places in circle order each
+// circle's record: flat with pixel bits, alpha * colour (r, g, b, 0) in colour[k]; otherwise
+// also the circle in circle[k] (flat walk: (x, y, r^2, r) and alpha * colour; snow: as packed;
+// two arrays, not one of pairs, so that a warp reads 32 neighbouring circles). With
+// pixel bits (SPARSE_BITS), bits[w][q]: bit b says that the circle at place 32w + b covers pixel
+// q of the tile (q = a thread, row-major); snow then stages two thirds as many circles.
+template <bool SNOW>
 struct SparseStage {
-    int index[SPARSE_STAGE];
-    float4 circle[SPARSE_STAGE];
-    float4 extra[SPARSE_STAGE];
-    int round_end;
+    static constexpr int SIZE = SNOW && SPARSE_BITS ? SPARSE_STAGE * 2 / 3 : SPARSE_STAGE;
+    static constexpr int WORDS = SIZE / 32;
+    static constexpr bool CIRCLES = SNOW || !SPARSE_BITS;          // the circles are staged too
+    int index[SIZE];
+    float4 colour[SIZE];
+    float4 circle[CIRCLES ? SIZE : 1];
+    unsigned bits[SPARSE_BITS ? WORDS : 1][SPARSE_THREADS];
 };
+static_assert(SPARSE_STAGE % 96 == 0, "both stages are whole 32-bit words of places");
 
 template <bool SNOW>
 __device__ __forceinline__ void shade_circle(float4& p, float4 c, float3 colour, float px, float py) {
@@ -214,33 +230,31 @@ __device__ __forceinline__ void shade_circle(float4& p, float4 c, float3 colour,
     blend(p, alpha, col);
 }
 
-// A staged flat circle (x, y, r^2, r) with alpha * colour in ex, blended into p if it covers
-// (px, py): the reference's blend, alpha * colour + (1 - alpha) * p, with both products exact.
-__device__ __forceinline__ void blend_flat(float4& p, float4 c, float4 ex, float px, float py) {
-    if (dist2(c, px, py) <= c.z) {
-        p.x = fmaf(1.f - FLAT_ALPHA, p.x, ex.x);
-        p.y = fmaf(1.f - FLAT_ALPHA, p.y, ex.y);
-        p.z = fmaf(1.f - FLAT_ALPHA, p.z, ex.z);
-        p.w += FLAT_ALPHA;
-    }
+// The reference's flat blend, alpha * colour + (1 - alpha) * p, from alpha * colour (both
+// products exact: alpha is 1/2).
+__device__ __forceinline__ void blend_flat(float4& p, float4 alpha_colour) {
+    p.x = fmaf(1.f - FLAT_ALPHA, p.x, alpha_colour.x);
+    p.y = fmaf(1.f - FLAT_ALPHA, p.y, alpha_colour.y);
+    p.z = fmaf(1.f - FLAT_ALPHA, p.z, alpha_colour.z);
+    p.w += FLAT_ALPHA;
 }
 
 // Which segment of a tile's list circle i belongs to: its chunk (shared counting), or the one
 // segment of the whole list (global atomics).
 __device__ __forceinline__ int segment_of(int i) { return SPARSE_SHARED ? (int)((unsigned)i / SPARSE_CHUNK) : 0; }
 
-// Where the round from list position lo ends: the last segment boundary within lo + SPARSE_STAGE,
+// Where the round from list position lo ends: the last segment boundary within lo + stage,
 // or the end of the one segment after lo if that one alone is longer. Segment b of the tile's
 // list is [begin + off(b), begin + off(b + 1)), off(b) = offsets[b * tiles] (chunk order),
 // off(chunks) = end - begin.
 __device__ __forceinline__ int round_end(const int* __restrict__ offsets, int chunks, int tiles, int begin,
-                                         int end, int lo) {
-    if (end - lo <= SPARSE_STAGE) return end;
+                                         int end, int lo, int stage) {
+    if (end - lo <= stage) return end;
     auto off = [&](int b) { return b == 0 ? 0 : b >= chunks ? end - begin : offsets[b * tiles]; };
-    int a = 0, z = chunks;                 // largest b with off(b) <= lo - begin + SPARSE_STAGE
+    int a = 0, z = chunks;                 // largest b with off(b) <= lo - begin + stage
     while (a < z) {
         const int m = (a + z + 1) / 2;
-        if (off(m) <= lo - begin + SPARSE_STAGE) a = m; else z = m - 1;
+        if (off(m) <= lo - begin + stage) a = m; else z = m - 1;
     }
     if (begin + off(a) > lo) return begin + off(a);
     int b = a + 1;                         // no whole segment fits: the next one, alone
@@ -267,35 +281,113 @@ __device__ __forceinline__ void blend_in_index_order(float4& p, const int* __res
     }
 }
 
-// Stages list entries [lo, lo + count) (whole segments) in circle order: each entry's place is
-// its segment's start plus the entries of its segment with smaller indices (segments are short:
-// micro2M's hold 2 to 3 circles at 1024 pixels; with global counting a tile's whole list, 70).
+// Entry e's place among entries [0, count) (whole segments) in circle order: its segment's
+// start plus the entries of its segment with smaller indices (segments are short: micro2M's
+// hold 2 to 3 circles at 1024 pixels; with global counting the whole round is one, ~70).
+__device__ __forceinline__ int place_in_order(const int* index, int e, int count) {
+    const int i = index[e], s = segment_of(i);
+    int a = e, z = e + 1;
+    if (!SPARSE_SHARED) a = 0, z = count;
+    while (a > 0 && segment_of(index[a - 1]) == s) --a;
+    while (z < count && segment_of(index[z]) == s) ++z;
+    int place = a;
+    for (int k = a; k < z; ++k) place += index[k] < i;
+    return place;
+}
+
+// Sets bit `place` in each pixel of the tile (first pixel x0, y0) that circle c covers: the
+// pixels of its box (as the reference clamps it) whose centres pass the reference's test.
+__device__ __forceinline__ void mark_cover(unsigned* word, float4 c, int place, int x0, int y0, int width,
+                                           int height) {
+    const PixelBox b = circle_box(c, width, height);
+    const int xa = max(b.x0, x0), xb = min(b.x1, x0 + SPARSE_TILE);
+    const int ya = max(b.y0, y0), yb = min(b.y1, y0 + SPARSE_TILE);
+    const float r2 = __fmul_rn(c.w, c.w);
+    const unsigned bit = 1u << (place & 31);
+    for (int y = ya; y < yb; ++y) {
+        const float dy = __fsub_rn(c.y, pixel_centre(y, height));
+        const float dyy = __fmul_rn(dy, dy);
+        for (int x = xa; x < xb; ++x) {
+            const float dx = __fsub_rn(c.x, pixel_centre(x, width));
+            if (__fadd_rn(__fmul_rn(dx, dx), dyy) <= r2) atomicOr(&word[(y - y0) * SPARSE_TILE + x - x0], bit);
+        }
+    }
+}
+
+// Stages list entries [lo, lo + count) (whole segments, count <= SIZE): each circle's record at
+// its place in circle order and, with pixel bits, that place's bit in every pixel of the tile
+// it covers (the bits are zero: blend_marked leaves them so). Each thread loads the next
+// record while it stores the current one.
 template <bool SNOW>
-__device__ __forceinline__ void stage_in_order(SparseStage& st, const int* __restrict__ list, int lo, int count,
-                                               const float4* __restrict__ records) {
+__device__ __forceinline__ void stage_round(SparseStage<SNOW>& st, const int* __restrict__ list, int lo, int count,
+                                            const float4* __restrict__ records, int x0, int y0, int width,
+                                            int height) {
     for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) st.index[e] = list[lo + e];
     __syncthreads();
-    for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) {
-        const int i = st.index[e], s = segment_of(i);
-        int a = e, z = e + 1;             // the segment: the whole round with global counting
-        if (!SPARSE_SHARED) a = 0, z = count;
-        while (a > 0 && segment_of(st.index[a - 1]) == s) --a;
-        while (z < count && segment_of(st.index[z]) == s) ++z;
-        int place = a;
-        for (int k = a; k < z; ++k) place += st.index[k] < i;
-        const float4 c = records[2 * i], col = records[2 * i + 1];
-        // flat: r^2 as the reference rounds it and alpha * colour (exact: alpha is 1/2), so a
-        // hit costs its distance, a compare and 4 fused operations (blend_flat)
-        st.circle[place] = SNOW ? c : make_float4(c.x, c.y, __fmul_rn(c.w, c.w), c.w);
-        st.extra[place] = SNOW ? make_float4(col.x, col.y, col.z, __int_as_float(i))
-                               : make_float4(FLAT_ALPHA * col.x, FLAT_ALPHA * col.y, FLAT_ALPHA * col.z,
-                                             __int_as_float(i));
+    int e = (int)threadIdx.x;
+    float4 c, col;
+    if (e < count) c = records[2 * st.index[e]], col = records[2 * st.index[e] + 1];
+    for (; e < count; e += SPARSE_THREADS) {
+        const float4 here = c, colour = col;
+        if (e + SPARSE_THREADS < count) {
+            const int next = st.index[e + SPARSE_THREADS];
+            c = records[2 * next], col = records[2 * next + 1];
+        }
+        const int place = place_in_order(st.index, e, count);
+        if (SNOW) {
+            st.circle[place] = here;
+            st.colour[place] = colour;
+        } else {           // alpha * colour; the walk: r^2 as the reference rounds it
+            st.colour[place] = make_float4(FLAT_ALPHA * colour.x, FLAT_ALPHA * colour.y, FLAT_ALPHA * colour.z, 0.f);
+            if (!SPARSE_BITS) st.circle[place] = make_float4(here.x, here.y, __fmul_rn(here.w, here.w), here.w);
+        }
+        if (SPARSE_BITS) mark_cover(st.bits[place >> 5], here, place, x0, y0, width, height);
     }
     __syncthreads();
 }
 
-// Each warp draws a SPARSE_SUB_W x SPARSE_SUB_H block of the tile, a pixel a lane: squarer
-// than a row strip, so fewer staged circles reach it.
+// Pixel bits: this thread's pixel blends the round's circles that cover it in circle order (its
+// bits, low to high), as the reference does, and zeroes its bits for the next round.
+template <bool SNOW>
+__device__ __forceinline__ void blend_marked(SparseStage<SNOW>& st, int count, float4& p, float px, float py) {
+    const int words = (count + 31) / 32;
+    for (int w = 0; w < words; ++w) {
+        unsigned word = st.bits[w][threadIdx.x];
+        if (!word) continue;
+        st.bits[w][threadIdx.x] = 0u;
+        do {
+            const int k = w * 32 + __ffs(word) - 1;
+            word &= word - 1u;
+            if (SNOW) {
+                const float4 col = st.colour[k];
+                shade_circle<SNOW>(p, st.circle[k], make_float3(col.x, col.y, col.z), px, py);
+            } else {
+                blend_flat(p, st.colour[k]);
+            }
+        } while (word);
+    }
+}
+
+// The warp walk: the warp's pixels (rectangle [rx0, rx1] x [ry0, ry1] of centres) take the
+// round's circles in order, 32 at a time: those that reach the rectangle, each blended into
+// the pixels it covers, one after the other.
+template <bool SNOW>
+__device__ __forceinline__ void blend_walked(SparseStage<SNOW>& st, int count, float4& p, float px, float py,
+                                             float rx0, float rx1, float ry0, float ry1) {
+    const int lane = threadIdx.x & 31;
+    for (int j0 = 0; j0 < count; j0 += 32) {
+        const bool near = j0 + lane < count && reaches(st.circle[j0 + lane], rx0, rx1, ry0, ry1);
+        for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
+            const int k = j0 + __ffs(mask) - 1;
+            const float4 c = st.circle[k], ex = st.colour[k];
+            if (SNOW) shade_circle<SNOW>(p, c, make_float3(ex.x, ex.y, ex.z), px, py);
+            else if (dist2(c, px, py) <= c.z) blend_flat(p, ex);
+        }
+    }
+}
+
+// Without pixel bits each warp draws a SPARSE_SUB_W x SPARSE_SUB_H block of the tile, a pixel a
+// lane: squarer than a row strip, so fewer staged circles reach it.
 constexpr int SPARSE_SUB_W = 8, SPARSE_SUB_H = 32 / SPARSE_SUB_W;
 static_assert(SPARSE_TILE % SPARSE_SUB_W == 0 && SPARSE_TILE % SPARSE_SUB_H == 0, "sub-tiles split the tile");
 
@@ -306,20 +398,25 @@ __device__ __forceinline__ void render_sparse_body(
         const int* __restrict__ totals, int* __restrict__ counts, int chunks, int capacity,
         float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width, int height) {
     PROFILE_START
-    __shared__ SparseStage st;
-    static_assert(sizeof(SparseStage) <= 48 * 1024, "render_sparse's stage fits 48 KB: a smaller SPARSE_STAGE");
+    __shared__ SparseStage<SNOW> st;
+    static_assert(sizeof(SparseStage<SNOW>) <= 48 * 1024, "render_sparse's stage fits 48 KB: a smaller SPARSE_STAGE");
+    constexpr int SIZE = SparseStage<SNOW>::SIZE;
     const int2 t = tile_of_block();
     const int tiles = gridDim.x * gridDim.y, tile = t.y * gridDim.x + t.x;
+    const int x0 = t.x * SPARSE_TILE, y0 = t.y * SPARSE_TILE;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int sub_x = t.x * SPARSE_TILE + warp % (SPARSE_TILE / SPARSE_SUB_W) * SPARSE_SUB_W;
-    const int sub_y = t.y * SPARSE_TILE + warp / (SPARSE_TILE / SPARSE_SUB_W) * SPARSE_SUB_H;
-    const int x = sub_x + lane % SPARSE_SUB_W, y = sub_y + lane / SPARSE_SUB_W;
-    const bool inside = x < width && y < height;
-    const float px = pixel_centre(x, width), py = pixel_centre(y, height);
-    // the warp's pixel centres span [rx0, rx1] x [ry0, ry1]
+    // pixel bits: row-major; the walk: the warp's sub-tile, spanning [rx0, rx1] x [ry0, ry1]
+    const int sub_x = x0 + warp % (SPARSE_TILE / SPARSE_SUB_W) * SPARSE_SUB_W;
+    const int sub_y = y0 + warp / (SPARSE_TILE / SPARSE_SUB_W) * SPARSE_SUB_H;
+    const int x = SPARSE_BITS ? x0 + (int)threadIdx.x % SPARSE_TILE : sub_x + lane % SPARSE_SUB_W;
+    const int y = SPARSE_BITS ? y0 + (int)threadIdx.x / SPARSE_TILE : sub_y + lane / SPARSE_SUB_W;
     const float rx0 = pixel_centre(sub_x, width), rx1 = pixel_centre(sub_x + SPARSE_SUB_W - 1, width);
     const float ry0 = pixel_centre(sub_y, height), ry1 = pixel_centre(sub_y + SPARSE_SUB_H - 1, height);
+    const bool inside = x < width && y < height;
+    const float px = pixel_centre(x, width), py = pixel_centre(y, height);
     float4 p = inside ? (cleared ? rows[y] : image[y * width + x]) : make_float4(0.f, 0.f, 0.f, 0.f);
+    if (SPARSE_BITS)
+        for (int w = 0; w < SparseStage<SNOW>::WORDS; ++w) st.bits[w][threadIdx.x] = 0u;
     const int groups = (tiles + SPARSE_GROUP_TILES - 1) / SPARSE_GROUP_TILES;
     const bool cut = group_starts[groups] > capacity;
     const int begin = list_start(group_starts, local, tile), end = begin + totals[tile];
@@ -327,31 +424,16 @@ __device__ __forceinline__ void render_sparse_body(
         for (int i = 0; i < n; ++i)
             shade_circle<SNOW>(p, circles[i], make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]), px, py);
     }
+    // Rounds need no barrier at their end: the blends read no index, which a round writes first
     for (int lo = begin; lo < end && !cut;) {
-        if (threadIdx.x == 0) st.round_end = round_end(counts + tile, chunks, tiles, begin, end, lo);
-        __syncthreads();
-        const int hi = st.round_end, count = hi - lo;
-        if (count > SPARSE_STAGE) {        // one segment longer than the stage
+        const int hi = round_end(counts + tile, chunks, tiles, begin, end, lo, SIZE), count = hi - lo;
+        if (count > SIZE) {                // one segment longer than the stage
             blend_in_index_order<SNOW>(p, list, lo, hi, circles, colors, px, py);
         } else {
-            stage_in_order<SNOW>(st, list, lo, count, records);
-            // the warp's circles in order, 32 at a time: those that reach its sub-tile, each
-            // blended into the pixels it covers, one after the other (the serial order)
-            for (int j0 = 0; j0 < count; j0 += 32) {
-                const int e = j0 + lane;
-                const bool near = e < count && reaches(st.circle[e], rx0, rx1, ry0, ry1);
-                for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
-                    const int k = j0 + __ffs(mask) - 1;
-                    if (SNOW) {
-                        const float4 ex = st.extra[k];
-                        shade_circle<SNOW>(p, st.circle[k], make_float3(ex.x, ex.y, ex.z), px, py);
-                    } else {
-                        blend_flat(p, st.circle[k], st.extra[k], px, py);
-                    }
-                }
-            }
+            stage_round<SNOW>(st, list, lo, count, records, x0, y0, width, height);
+            if (SPARSE_BITS) blend_marked<SNOW>(st, count, p, px, py);
+            else blend_walked<SNOW>(st, count, p, px, py, rx0, rx1, ry0, ry1);
         }
-        __syncthreads();                           // the stage is reused by the next round
         lo = hi;
     }
 #if !SPARSE_SHARED
