@@ -14,7 +14,8 @@ launches, and replays a frame's stages as one CUDA graph:
 - ``sparse_bin`` and ``sparse_draw`` (sparse path, kernels/sparse.cu): every circle listed
   under each tile it touches, in chunk order (sparse_count, sparse_scan_chunks,
   sparse_scan_tiles, sparse_emit), then each tile's circles put in order in shared memory and
-  blended warp by warp (render_sparse).
+  blended in that order (render_sparse: from per-pixel bit masks for small circles, else warp by
+  warp).
 NumPy twins of every kernel: circle_render/twins/. ``clear`` is fused into the draw stage: it
 only records that the image is to start from the clear colour (``get_image`` honours a clear
 that no render followed).
