@@ -10,7 +10,7 @@ from circle_render.cuda import plan as P
 from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.twins import bin as B
 from circle_render.twins import sparse as S
-from circle_render.twins.tiles import pack_in_cell, tile_box
+from circle_render.twins.tiles import pack_in_cell, tile_box, tile_order
 from circle_render.util import ceil_div
 
 
@@ -159,3 +159,30 @@ def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
         want = {ty * tiles_x + tx for ty in range(box[2][i], box[3][i] + 1) for tx in range(box[0][i], box[1][i] + 1)}
         assert {t for t, lst in enumerate(lists) if i in lst} == want
     assert np.array_equal(S.sparse_count(touch, None), counts.sum(axis=0, keepdims=True))   # global counting
+
+
+@pytest.mark.parametrize("tiles", [(1, 1), (2, 7), (5, 3), (32, 32), (33, 22), (512, 512)])
+def test_tile_order_draws_every_tile_once_border_first(tiles):
+    w, h = tiles
+    for order in (0, 1, 2):
+        tx, ty = tile_order(w, h, order)
+        assert sorted(zip(tx.tolist(), ty.tolist())) == [(x, y) for x in range(w) for y in range(h)]
+        if order == 0:
+            assert (ty * w + tx == np.arange(w * h)).all()
+            continue
+        depth = np.minimum(np.minimum(tx, w - 1 - tx), np.minimum(ty, h - 1 - ty))   # ring of each tile
+        ring = 2 * (w + h) - 4 if min(w, h) > 2 else w * h       # the border comes first
+        assert (depth[:ring] == 0).all() and (depth[ring:] > 0).all()
+        if order == 2:                          # then ring by ring inwards
+            assert (np.diff(depth) >= 0).all()
+
+@pytest.mark.parametrize("scene,size", [("rand10k", 1000), ("rand1M", 1024), ("rand1M", 4096), ("snowsingle", 777)])
+def test_tile_table_packs_each_block_tile_and_supertile(scene, size):
+    p = P.plan_fast(make_scene(scene), size, size)
+    table = P.tile_table(p).astype(np.int64)
+    tx, ty, s = table & 0xfff, table >> 12 & 0xfff, table >> 24
+    want_x, want_y = tile_order(*p.tiles, p.tuning["TILE_ORDER"])
+    assert (tx == want_x).all() and (ty == want_y).all()
+    per = p.super_px // p.tile                  # the supertile holding each tile's first pixel
+    assert (s == (ty * p.tile // (per * p.tile)) * p.super_grid + tx * p.tile // (per * p.tile)).all()
+    assert s.max() < p.super_grid ** 2

@@ -43,13 +43,17 @@ __device__ __forceinline__ float4 fetch_entry(const uint2* __restrict__ list,
 
 // The staged hits of one step, by place: circles as (x, y, r^2, r); flat: colours times alpha
 // (r, g, b, 0), snow: (largest alpha, from the depth; 1 / r, 0, 0); and hits[m * WARPS + w]:
-// warp w's ballot of item m.
+// warp w's ballot of item m. Flat: partial[w] holds warp w's partial hits of its current 32,
+// in order: the circle, its colour and the run of full hits just before it (colour, T), so
+// that the loop over them reads shared memory at a running index (no shuffles, no bit scan).
 template <bool SNOW>
 struct Stage {
     float4 circle[STEP];
     float4 color[STEP];
     unsigned hits[CULL_ITEMS * WARPS];
+    float4 partial[SNOW ? 1 : WARPS][3][32];
 };
+enum { PARTIAL_CIRCLE, PARTIAL_COLOR, PARTIAL_RUN };
 
 // Snow shading (shade.cuh's snow_shade) from a staged circle: its largest alpha and 1 / r
 // computed once a step, the square root and the exponential by the fast hardware paths. The
@@ -180,21 +184,19 @@ __device__ __forceinline__ Run fold_runs(unsigned full_mask, unsigned partial_ma
     return r;
 }
 
-// Blends lane l's run (l warp-uniform; l's own hit included when full) into every pixel. T
-// times a power of two is exact.
-__device__ __forceinline__ void blend_run(float3 (&acc)[PIXELS], float (&T)[PIXELS], Run run, int l) {
-    const float run_T = __shfl_sync(FULL, run.T, l);
-    if (run_T == 1.f) return;
-    const float3 c = make_float3(__shfl_sync(FULL, run.color.x, l), __shfl_sync(FULL, run.color.y, l),
-                                 __shfl_sync(FULL, run.color.z, l));
+// Blends a run (colour, T; T = 1: an empty run) into every pixel. T times a power of two is
+// exact.
+__device__ __forceinline__ void blend_run(float3 (&acc)[PIXELS], float (&T)[PIXELS], float4 run) {
+    if (run.w == 1.f) return;
 #pragma unroll
     for (int p = 0; p < PIXELS; ++p) {
-        acc[p].x = fmaf(T[p], c.x, acc[p].x);
-        acc[p].y = fmaf(T[p], c.y, acc[p].y);
-        acc[p].z = fmaf(T[p], c.z, acc[p].z);
-        T[p] *= run_T;
+        acc[p].x = fmaf(T[p], run.x, acc[p].x);
+        acc[p].y = fmaf(T[p], run.y, acc[p].y);
+        acc[p].z = fmaf(T[p], run.z, acc[p].z);
+        T[p] *= run.w;
     }
 }
+
 
 // Flat alpha from T: T = 2^-k after k circles of alpha .5 (every update is exact), so the
 // alphas add up to k / 2, and k is T's exponent. Past 126 circles T is flushed to 0, whose bits
@@ -294,35 +296,45 @@ __device__ __forceinline__ bool walk_tile(
             // cover it all need no per-pixel test: each run of them between two partial hits
             // is folded across the lanes into one colour and one transmittance (fold_runs),
             // and the warp's loop visits only the partial hits, blending the run before each
-            // into every pixel at once (4 operations a pixel). Partial hits are blended
+            // into every pixel at once (4 operations a pixel). Each partial hit's lane first
+            // writes it, its colour and its run at its rank in the warp's `partial` arrays, so
+            // the loop reads them in order by a counter. Partial hits are blended
             // branch-free (predicated), so the pixels are independent chains. Alpha is .5, so T
             // stays a power of two and every T update is exact.
             const StagedHits staged = staged_hits(stage.hits);
             const int count = __shfl_sync(FULL, staged.incl, 31);
+            float4 (&partial)[3][32] = stage.partial[SNOW ? 0 : warp];
             open = __any_sync(FULL, open);
             for (int j0 = 0; j0 < count && open; j0 += 32) {
                 const int at = hit_place(staged, min(j0 + lane, count - 1));
                 bool near = false, full = false;
-                float4 col = make_float4(0.f, 0.f, 0.f, 0.f);
                 if (j0 + lane < count) {
                     const float4 c = stage.circle[at];
                     near = reaches(c, rect_x0, rect_x1, rect_y0, rect_y1);
                     full = PIXELS > 1 && near && covers_rect(c, rect_x0, rect_x1, rect_y0, rect_y1);
-                    if (full) col = stage.color[at];
                 }
                 const unsigned full_mask = __ballot_sync(FULL, full);
                 const unsigned partial_mask = __ballot_sync(FULL, near) & ~full_mask;
-                const Run run = fold_runs(full_mask, partial_mask, full, col);
-                int partials = 0;
                 const bool runs = full_mask != 0u;      // warp-uniform: are there runs to blend?
-                for (unsigned rest = __brev(partial_mask); rest;) {    // reversed once: lowest bit = clz
-                    const int b = __clz(rest);
-                    rest ^= 0x80000000u >> b;
-                    if (runs) blend_run(acc, T, run, b);    // the run just before hit b, if any
+                // this lane's partial hit at its rank; lane 31, unless partial, also leaves the
+                // run after the last partial hit, at rank `partials`
+                const int rank = __popc(partial_mask & ((1u << lane) - 1u));
+                __syncwarp();                           // the last round's reads are done
+                if (near && !full) {
+                    partial[PARTIAL_CIRCLE][rank] = stage.circle[at];
+                    partial[PARTIAL_COLOR][rank] = stage.color[at];
+                }
+                const Run run = fold_runs(full_mask, partial_mask, full,
+                                          full ? stage.color[at] : make_float4(0.f, 0.f, 0.f, 0.f));
+                if ((near && !full) || lane == 31)
+                    partial[PARTIAL_RUN][rank] = make_float4(run.color.x, run.color.y, run.color.z, run.T);
+                __syncwarp();
+                const int partials = __popc(partial_mask);
+                for (int k = 0; k < partials; ++k) {
+                    if (runs) blend_run(acc, T, partial[PARTIAL_RUN][k]);    // the run just before it
                     PROFILE_STEP_HIT
-                    const int place = __shfl_sync(FULL, at, b);
-                    const float4 cj = stage.circle[place];
-                    const float4 cb = stage.color[place];
+                    const float4 cj = partial[PARTIAL_CIRCLE][k];
+                    const float4 cb = partial[PARTIAL_COLOR][k];
                     const float dx = __fsub_rn(cj.x, px);
                     const float dxx = __fmul_rn(dx, dx);
 #pragma unroll
@@ -336,10 +348,9 @@ __device__ __forceinline__ bool walk_tile(
                             T[p] = fmaf(-FLAT_ALPHA, T[p], T[p]);
                         }
                     }
-                    if (++partials % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) break;
+                    if ((k + 1) % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) break;
                 }
-                // the run after the last partial hit (held by lane 31, unless that is partial)
-                if (!(partial_mask >> 31)) blend_run(acc, T, run, 31);
+                if (!(partial_mask >> 31)) blend_run(acc, T, partial[PARTIAL_RUN][partials]);   // the last run
                 open = __any_sync(FULL, any_open(T));
             }
         }

@@ -23,3 +23,40 @@ def pack_in_cell(box, cx, cy, cells: int) -> np.ndarray:
     bx0, bx1 = np.maximum(x0, cx) & 255, np.minimum(x1, cx + cells - 1) & 255
     by0, by1 = np.maximum(y0, cy) & 255, np.minimum(y1, cy + cells - 1) & 255
     return (bx0 | bx1 << 8 | by0 << 16 | by1 << 24).astype(np.uint32)
+
+
+def tile_order(tiles_x: int, tiles_y: int, order: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which tile block b draws (kernels/tiles.cuh, tile_of_block): (tx, ty) int64 arrays over
+    b. Order 0: row by row; 1: the border ring first (top row, bottom row, left column, right
+    column), then the rest row by row; 2: ring by ring from the border in."""
+    b = np.arange(tiles_x * tiles_y, dtype=np.int64)
+    if order == 0:
+        return b % tiles_x, b // tiles_x
+    tx, ty = np.empty_like(b), np.empty_like(b)
+    r, w, h, start = 0, tiles_x, tiles_y, 0
+    while True:
+        rest = b[start:]
+        if w <= 2 or h <= 2 or order != 2 or len(rest) <= 2 * (w + h) - 4:
+            break
+        ring = 2 * (w + h) - 4
+        tx[start:start + ring], ty[start:start + ring] = _ring(np.arange(ring), r, w, h)
+        start, r, w, h = start + ring, r + 1, w - 2, h - 2
+    k = b[start:] - start
+    if w <= 2 or h <= 2:
+        tx[start:], ty[start:] = r + k % w, r + k // w
+    else:
+        tx[start:], ty[start:] = _ring(k, r, w, h)
+    return tx, ty
+
+
+def _ring(k: np.ndarray, r: int, w: int, h: int) -> tuple[np.ndarray, np.ndarray]:
+    """Place k of the w x h grid at (r, r) drawn border first: top row, bottom row, left
+    column, right column, then the inside row by row."""
+    conds = [k < w, k < 2 * w, k < 2 * w + h - 2, k < 2 * w + 2 * (h - 2)]
+    inner = k - 2 * w - 2 * (h - 2)
+    iw = max(w - 2, 1)
+    tx = np.select(conds, [r + k, r + k - w, np.full_like(k, r), np.full_like(k, r + w - 1)], r + 1 + inner % iw)
+    ty = np.select(conds, [np.full_like(k, r), np.full_like(k, r + h - 1), r + 1 + k - 2 * w,
+                           r + 1 + k - 2 * w - (h - 2)], r + 1 + inner // iw)
+    return tx, ty
+
