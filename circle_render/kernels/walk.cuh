@@ -46,12 +46,15 @@ __device__ __forceinline__ float4 fetch_entry(const uint2* __restrict__ list,
 // warp w's ballot of item m. Flat: partial[w] holds warp w's partial hits of its current 32,
 // in order: the circle, its colour and the run of full hits just before it (colour, T), so
 // that the loop over them reads shared memory at a running index (no shuffles, no bit scan).
+// The rectangles are read from shared memory where needed: held in registers through the walk
+// they cost eight (render_fast spilled with CULL_ITEMS 4).
 template <bool SNOW>
 struct Stage {
     float4 circle[STEP];
     float4 color[STEP];
     unsigned hits[CULL_ITEMS * WARPS];
     float4 partial[SNOW ? 1 : WARPS][3][32];
+    float4 rect[WARPS][2];    // warp w's: its sub-tile's pixel centres, the tile's (x0, x1, y0, y1)
 };
 enum { PARTIAL_CIRCLE, PARTIAL_COLOR, PARTIAL_RUN };
 
@@ -230,9 +233,6 @@ __device__ __forceinline__ bool walk_tile(
     const int sub_y = t.y * FAST_TILE + warp / (FAST_TILE / SUB_W) * SUB_H;
     const int x = sub_x + lane % SUB_W, y0 = sub_y + lane / SUB_W;
     const float px = pixel_centre(x, width);
-    // the warp's pixel centres span [rect_x0, rect_x1] x [rect_y0, rect_y1]
-    const float rect_x0 = pixel_centre(sub_x, width), rect_x1 = pixel_centre(sub_x + SUB_W - 1, width);
-    const float rect_y0 = pixel_centre(sub_y, height), rect_y1 = pixel_centre(sub_y + SUB_H - 1, height);
     float py[PIXELS], T[PIXELS], alpha_sum[SNOW ? PIXELS : 1];
     float3 acc[PIXELS];
 #pragma unroll
@@ -244,13 +244,18 @@ __device__ __forceinline__ bool walk_tile(
         acc[p] = make_float3(0.f, 0.f, 0.f);
     }
 
-    // the tile's pixel centres, for the cull of circles that are not listed
+    // the warp's pixel centres, and the tile's (for the cull of circles that are not listed)
     const int last_x = min(t.x * FAST_TILE + FAST_TILE, width) - 1;
     const int last_y = min(t.y * FAST_TILE + FAST_TILE, height) - 1;
-    const float4 tile_rect = make_float4(pixel_centre(t.x * FAST_TILE, width), pixel_centre(last_x, width),
-                                         pixel_centre(t.y * FAST_TILE, height), pixel_centre(last_y, height));
+    if (lane == 0) {
+        stage.rect[warp][0] = make_float4(pixel_centre(sub_x, width), pixel_centre(sub_x + SUB_W - 1, width),
+                                          pixel_centre(sub_y, height), pixel_centre(sub_y + SUB_H - 1, height));
+        stage.rect[warp][1] = make_float4(pixel_centre(t.x * FAST_TILE, width), pixel_centre(last_x, width),
+                                          pixel_centre(t.y * FAST_TILE, height), pixel_centre(last_y, height));
+    }
+    __syncwarp();
     for (int top = end; top > begin; top -= STEP) {
-        cull_step<SNOW, LISTED>(stage, list, circles, colors, top, begin, tile, tile_rect);
+        cull_step<SNOW, LISTED>(stage, list, circles, colors, top, begin, tile, stage.rect[warp][1]);
         __syncthreads();
         bool open = any_open(T);
         if (SNOW) {
@@ -262,7 +267,8 @@ __device__ __forceinline__ bool walk_tile(
             open = __any_sync(FULL, open);
             for (int j0 = 0; j0 < count && open; j0 += 32) {
                 const int at = hit_place(staged, min(j0 + lane, count - 1));
-                const bool near = j0 + lane < count && reaches(stage.circle[at], rect_x0, rect_x1, rect_y0, rect_y1);
+                const float4 rect = stage.rect[warp][0];
+                const bool near = j0 + lane < count && reaches(stage.circle[at], rect.x, rect.y, rect.z, rect.w);
                 for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
                     const int place = __shfl_sync(FULL, at, __ffs(mask) - 1);
                     const float4 cj = stage.circle[place];
@@ -310,8 +316,9 @@ __device__ __forceinline__ bool walk_tile(
                 bool near = false, full = false;
                 if (j0 + lane < count) {
                     const float4 c = stage.circle[at];
-                    near = reaches(c, rect_x0, rect_x1, rect_y0, rect_y1);
-                    full = PIXELS > 1 && near && covers_rect(c, rect_x0, rect_x1, rect_y0, rect_y1);
+                    const float4 rect = stage.rect[warp][0];
+                    near = reaches(c, rect.x, rect.y, rect.z, rect.w);
+                    full = PIXELS > 1 && near && covers_rect(c, rect.x, rect.y, rect.z, rect.w);
                 }
                 const unsigned full_mask = __ballot_sync(FULL, full);
                 const unsigned partial_mask = __ballot_sync(FULL, near) & ~full_mask;
@@ -360,9 +367,26 @@ __device__ __forceinline__ bool walk_tile(
     if (defer && __syncthreads_or(any_open(T))) return true;
     // flat: every load before the first store (the stores may alias the loads, so they would
     // not be reordered, and each pixel would wait for its own load); snow holds more values
-    // at this point, and loads as it stores
+    // at this point, and loads as it stores. A tile wholly inside the image (block-uniform)
+    // needs no bounds: its pixels are a thread's column, every other row.
     const auto behind_at = [&](int px_x, int px_y) { return cleared ? rows[px_y] : image[px_y * width + px_x]; };
+    const auto composite = [&](int p, float4 b) {
+        const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);
+        return make_float4(acc[p].x + T[p] * b.x, acc[p].y + T[p] * b.y, acc[p].z + T[p] * b.z, b.w + alpha);
+    };
     float4 behind[PIXELS];
+    if ((t.x + 1) * FAST_TILE <= width && (t.y + 1) * FAST_TILE <= height) {
+        float4* out = image + y0 * width + x;
+        const float4* src = cleared ? rows + y0 : out;
+        const int src_step = cleared ? 2 : 2 * width;
+        if (!SNOW) {
+#pragma unroll
+            for (int p = 0; p < PIXELS; ++p) behind[p] = src[p * src_step];
+        }
+#pragma unroll
+        for (int p = 0; p < PIXELS; ++p) out[p * 2 * width] = composite(p, SNOW ? src[p * src_step] : behind[p]);
+        return false;
+    }
     if (!SNOW) {
 #pragma unroll
         for (int p = 0; p < PIXELS; ++p) behind[p] = behind_at(min(x, width - 1), min(y0 + 2 * p, height - 1));
@@ -370,12 +394,7 @@ __device__ __forceinline__ bool walk_tile(
 #pragma unroll
     for (int p = 0; p < PIXELS; ++p) {
         const int y = y0 + 2 * p;
-        if (x < width && y < height) {
-            if (SNOW) behind[p] = behind_at(x, y);
-            const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);
-            image[y * width + x] = make_float4(acc[p].x + T[p] * behind[p].x, acc[p].y + T[p] * behind[p].y,
-                                               acc[p].z + T[p] * behind[p].z, behind[p].w + alpha);
-        }
+        if (x < width && y < height) image[y * width + x] = composite(p, SNOW ? behind_at(x, y) : behind[p]);
     }
     return false;
 }
