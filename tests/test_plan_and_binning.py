@@ -175,14 +175,3 @@ def test_tile_order_draws_every_tile_once_border_first(tiles):
         assert (depth[:ring] == 0).all() and (depth[ring:] > 0).all()
         if order == 2:                          # then ring by ring inwards
             assert (np.diff(depth) >= 0).all()
-
-@pytest.mark.parametrize("scene,size", [("rand10k", 1000), ("rand1M", 1024), ("rand1M", 4096), ("snowsingle", 777)])
-def test_tile_table_packs_each_block_tile_and_supertile(scene, size):
-    p = P.plan_fast(make_scene(scene), size, size)
-    table = P.tile_table(p).astype(np.int64)
-    tx, ty, s = table & 0xfff, table >> 12 & 0xfff, table >> 24
-    want_x, want_y = tile_order(*p.tiles, p.tuning["TILE_ORDER"])
-    assert (tx == want_x).all() and (ty == want_y).all()
-    per = p.super_px // p.tile                  # the supertile holding each tile's first pixel
-    assert (s == (ty * p.tile // (per * p.tile)) * p.super_grid + tx * p.tile // (per * p.tile)).all()
-    assert s.max() < p.super_grid ** 2

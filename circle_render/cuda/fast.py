@@ -45,7 +45,7 @@ from circle_render.constants import (
 )
 from circle_render.cuda.device_scene import DeviceImage, DeviceScene
 from circle_render.cuda.module import Graph, Launch, device_synchronize, load_module
-from circle_render.cuda.plan import FastPlan, check_overrides, plan_fast, tile_table, too_large
+from circle_render.cuda.plan import FastPlan, check_overrides, plan_fast, too_large
 from circle_render.registry import RendererUnavailable
 from circle_render.scenes.scene import SNOW, Scene
 from circle_render.util import ceil_div
@@ -105,8 +105,6 @@ class FastCudaRenderer:
         self.deferred = cp.zeros(2 + p.tiles[0] * p.tiles[1], dtype=np.int32)
         self.open_gate = cp.ones(1, dtype=np.int32)
         tps = i32(p.super_px // p.tile)
-        # block b draws tile_table[b]: the tile order and each tile's supertile, packed
-        self.tile_table = cp.asarray(tile_table(p))
         mod = self._module("bin.cu", p) if p.path == "binned" else None
         draw = self._module("draw.cu", p).get_function("render_fast" + suffix)
 
@@ -129,7 +127,7 @@ class FastCudaRenderer:
         def drawing(name, circles, colors, count, layer, cleared):
             grid = back_grid if layer == DRAW_BACK else p.tiles
             return (name, [("render_fast" + suffix, Launch(draw, grid, (BLOCK_THREADS,), (
-                circles, colors, i32(count), self.list, self.totals, i32(p.capacity), self.tile_table,
+                circles, colors, i32(count), self.list, self.totals, i32(p.capacity), tps,
                 i32(p.path == "binned"), self.image.pixels, self.image.rows, i32(cleared), w, h,
                 self.deferred, i32(layer))))])
 

@@ -20,7 +20,6 @@ import numpy as np
 
 from circle_render import constants
 from circle_render.scenes.scene import FLAT
-from circle_render.twins.tiles import tile_order
 from circle_render.util import ceil_div
 
 TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
@@ -74,17 +73,6 @@ def too_large(plan: "FastPlan") -> str | None:
         side = constants.MAX_CELL_TILES * plan.tile * plan.super_grid
         return f"its binned path draws images up to {side} pixels a side with these constants"
     return None
-
-
-def tile_table(plan: "FastPlan") -> np.ndarray:
-    """render_fast's blocks in order (kernels/draw.cu): block b draws the tile that
-    tile_of_block's twin gives for TILE_ORDER, packed with its supertile as tx | ty << 12 |
-    supertile << 24 (uint32), so that no warp works out either."""
-    tx, ty = tile_order(*plan.tiles, plan.tuning["TILE_ORDER"])
-    per = plan.super_px // plan.tile
-    s = (ty // per) * plan.super_grid + tx // per
-    assert max(plan.tiles) <= 4096 and plan.super_grid ** 2 <= 256, "tile_table packs 12, 12 and 8 bits"
-    return (tx | ty << 12 | s << 24).astype(np.uint32)
 
 
 def supertile_px(width: int, height: int, tile: int, grid: int) -> int:

@@ -6,14 +6,12 @@
 
 static_assert(SUPERTILES <= 64, "draw_tile reads the list lengths two a lane");
 
-// A tile as the host's tile table packs it (circle_render/twins/tiles.py, tile_table): its
-// column, its row and its supertile, tx | ty << 12 | s << 24. The table holds the blocks' order
-// (TILE_ORDER) and the supertiles, worked out once on the host rather than by every warp (the
-// ring order and two divisions cost each warp about 95 instructions).
+// A tile and its supertile (supertiles are tiles_per_super tiles a side, a power of two).
 struct TileRef { int2 t; int s; };
 
-__device__ __forceinline__ TileRef unpack_tile(unsigned key) {
-    return {make_int2((int)(key & 0xfffu), (int)(key >> 12 & 0xfffu)), (int)(key >> 24)};
+__device__ __forceinline__ TileRef tile_ref(int2 t, int tiles_per_super) {
+    const int shift = __ffs(tiles_per_super) - 1;
+    return {t, (t.y >> shift) * SUPER_GRID + (t.x >> shift)};
 }
 
 // One tile: its supertile's list when binned and the lists are within capacity, otherwise every
@@ -46,17 +44,17 @@ __device__ __forceinline__ bool draw_tile(
                                   defer);
 }
 
-// layer DRAW_ALL: one block per tile, block b the tile tile_table[b]. DRAW_FRONT: the circles
-// given are the scene's last ones; a tile they leave unfinished is not drawn but listed in
-// `deferred` (deferred[0] tiles, their table entries from deferred[2]). DRAW_BACK: a grid of a
-// few blocks a SM takes the deferred tiles, from every circle; with none it returns at once,
-// else the last block to finish zeroes the count and its own counter deferred[1] for the next
-// frame. At least FAST_MIN_BLOCKS blocks an SM (4: 64 registers).
+// layer DRAW_ALL: one block per tile (tile_of_block). DRAW_FRONT: the circles given are the
+// scene's last ones; a tile they leave unfinished is not drawn but listed in `deferred`
+// (deferred[0] tiles, from deferred[2] as tx | ty << 16). DRAW_BACK: a grid of a few blocks a
+// SM takes the deferred tiles, from every circle; with none it returns at once, else the last
+// block to finish zeroes the count and its own counter deferred[1] for the next frame. At least
+// FAST_MIN_BLOCKS blocks an SM (4: 64 registers).
 template <bool SNOW>
 __device__ __forceinline__ void render_fast_body(
         const float4* __restrict__ circles, const float* __restrict__ colors, int n,
         const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,
-        const unsigned* __restrict__ tile_table, int binned, float4* __restrict__ image,
+        int tiles_per_super, int binned, float4* __restrict__ image,
         const float4* __restrict__ rows, int cleared, int width, int height,
         int* __restrict__ deferred, int layer) {
     PROFILE_START
@@ -65,10 +63,17 @@ __device__ __forceinline__ void render_fast_body(
     if (count == 0) return;
     // one call of draw_tile (each call inlines two walks: registers)
     for (int b = back ? (int)blockIdx.x : 0; b < count; b += gridDim.x) {
-        const unsigned key = back ? (unsigned)deferred[2 + b] : tile_table[blockIdx.y * gridDim.x + blockIdx.x];
-        const bool unfinished = draw_tile<SNOW>(unpack_tile(key), circles, colors, n, list, totals, capacity,
-                                                binned, image, rows, cleared, width, height, layer == DRAW_FRONT);
-        if (unfinished && threadIdx.x == 0) deferred[2 + atomicAdd(&deferred[0], 1)] = (int)key;
+        int2 t;
+        if (back) {
+            const int k = deferred[2 + b];
+            t = make_int2(k & 0xffff, k >> 16);
+        } else {
+            t = tile_of_block();
+        }
+        const bool unfinished = draw_tile<SNOW>(tile_ref(t, tiles_per_super), circles, colors, n, list, totals,
+                                                capacity, binned, image, rows, cleared, width, height,
+                                                layer == DRAW_FRONT);
+        if (unfinished && threadIdx.x == 0) deferred[2 + atomicAdd(&deferred[0], 1)] = t.x | t.y << 16;
         if (!back) break;
     }
     if (back) {
@@ -84,10 +89,10 @@ __device__ __forceinline__ void render_fast_body(
 #define RENDER_FAST_PARAMS                                                                     \
     const float4* __restrict__ circles, const float* __restrict__ colors, int n,              \
     const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,             \
-    const unsigned* __restrict__ tile_table, int binned, float4* __restrict__ image,          \
+    int tiles_per_super, int binned, float4* __restrict__ image,                              \
     const float4* __restrict__ rows, int cleared, int width, int height,                      \
     int* __restrict__ deferred, int layer
-#define RENDER_FAST_ARGS circles, colors, n, list, totals, capacity, tile_table, binned, \
+#define RENDER_FAST_ARGS circles, colors, n, list, totals, capacity, tiles_per_super, binned, \
     image, rows, cleared, width, height, deferred, layer
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FAST_MIN_BLOCKS)
