@@ -6,27 +6,20 @@
 
 static_assert(SUPERTILES <= 64, "draw_tile reads the list lengths two a lane");
 
-// A tile and its supertile (supertiles are tiles_per_super tiles a side, a power of two).
-struct TileRef { int2 t; int s; };
-
-__device__ __forceinline__ TileRef tile_ref(int2 t, int tiles_per_super) {
-    const int shift = __ffs(tiles_per_super) - 1;
-    return {t, (t.y >> shift) * SUPER_GRID + (t.x >> shift)};
-}
-
 // One tile: its supertile's list when binned and the lists are within capacity, otherwise every
-// circle. Returns whether the tile was deferred (defer: see walk_tile).
+// circle (supertiles are tiles_per_super tiles a side, a power of two: the supertile is two
+// shifts). Returns whether the tile was deferred (defer: see walk_tile).
 template <bool SNOW>
 __device__ __forceinline__ bool draw_tile(
-        TileRef ref, const float4* __restrict__ circles, const float* __restrict__ colors, int n,
+        int2 t, const float4* __restrict__ circles, const float* __restrict__ colors, int n,
         const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,
-        int binned, float4* __restrict__ image,
+        int tiles_per_super, int binned, float4* __restrict__ image,
         const float4* __restrict__ rows, int cleared, int width, int height, bool defer) {
-    const int2 t = ref.t;
     int begin = 0, end = n;
     bool listed = false;
     if (binned) {          // the list lengths, two a lane: this list's start and the total
-        const int s = ref.s;
+        const int shift = __ffs(tiles_per_super) - 1;
+        const int s = (t.y >> shift) * SUPER_GRID + (t.x >> shift);
         const int lane = threadIdx.x & 31;
         const int lo = lane < SUPERTILES ? totals[lane] : 0, hi = lane + 32 < SUPERTILES ? totals[lane + 32] : 0;
         const int start = (int)__reduce_add_sync(FULL, (unsigned)((lane < s ? lo : 0) + (lane + 32 < s ? hi : 0)));
@@ -70,9 +63,8 @@ __device__ __forceinline__ void render_fast_body(
         } else {
             t = tile_of_block();
         }
-        const bool unfinished = draw_tile<SNOW>(tile_ref(t, tiles_per_super), circles, colors, n, list, totals,
-                                                capacity, binned, image, rows, cleared, width, height,
-                                                layer == DRAW_FRONT);
+        const bool unfinished = draw_tile<SNOW>(t, circles, colors, n, list, totals, capacity, tiles_per_super,
+                                                binned, image, rows, cleared, width, height, layer == DRAW_FRONT);
         if (unfinished && threadIdx.x == 0) deferred[2 + atomicAdd(&deferred[0], 1)] = t.x | t.y << 16;
         if (!back) break;
     }

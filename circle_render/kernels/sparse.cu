@@ -201,7 +201,6 @@ pack_records(const float4* __restrict__ circles, const float* __restrict__ color
     }
 }
 
-
 // A round's circles: the list entries as loaded, then at their places in circle order each
 // circle's record: flat with pixel bits, alpha * colour (r, g, b, 0) in colour[k]; otherwise
 // also the circle in circle[k] (flat walk: (x, y, r^2, r) and alpha * colour; snow: as packed;

@@ -200,7 +200,6 @@ __device__ __forceinline__ void blend_run(float3 (&acc)[PIXELS], float (&T)[PIXE
     }
 }
 
-
 // Flat alpha from T: T = 2^-k after k circles of alpha .5 (every update is exact), so the
 // alphas add up to k / 2, and k is T's exponent. Past 126 circles T is flushed to 0, whose bits
 // read k = 127: alpha 63.5.

@@ -33,11 +33,8 @@ def tile_order(tiles_x: int, tiles_y: int, order: int) -> tuple[np.ndarray, np.n
     if order == 0:
         return b % tiles_x, b // tiles_x
     tx, ty = np.empty_like(b), np.empty_like(b)
-    r, w, h, start = 0, tiles_x, tiles_y, 0
-    while True:
-        rest = b[start:]
-        if w <= 2 or h <= 2 or order != 2 or len(rest) <= 2 * (w + h) - 4:
-            break
+    r, w, h, start = 0, tiles_x, tiles_y, 0      # order 2: whole rings while blocks remain past one
+    while order == 2 and w > 2 and h > 2 and len(b) - start > 2 * (w + h) - 4:
         ring = 2 * (w + h) - 4
         tx[start:start + ring], ty[start:start + ring] = _ring(np.arange(ring), r, w, h)
         start, r, w, h = start + ring, r + 1, w - 2, h - 2
