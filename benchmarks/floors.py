@@ -14,8 +14,9 @@ What is counted (the least any correct renderer of this design must do):
   operations (snow); write-out: the image once (16 bytes a pixel).
 A stage's floor is the largest of bytes / copy bandwidth, FP32 instructions / FMA rate and
 special functions / SFU rate, plus what its kernels cost to start inside a graph (measured:
-graph_kernel_us a kernel; bin 3 kernels, sparse bin 4, draw 1). Blends are counted on random tiles (exact float32 coverage, as
-the reference decides it) and scaled to the image.
+graph_kernel_us a kernel; bin 3 kernels, sparse bin 3 (4 over 2048 pixels a side), draw 1).
+Blends are counted on random tiles (exact float32 coverage, as the reference decides it) and
+scaled to the image.
 
     python benchmarks/floors.py --rates benchmarks/results/H100-rates-6098444.json \\
         --probe benchmarks/results/H100-cuda-stage-probe-12d7307.json -o floors.md
@@ -90,7 +91,9 @@ def counts(name: str, size: int) -> dict:
     cover, blended, per_tile = blended_sets(scene, size, p.tile)
     pixels = size * size
     snow = scene.shading == SNOW
+    bin_kernels = 3 if p.path == "binned" or (p.path == "sparse" and p.sparse_shared) else 4 if entries else 0
     return {"scene": name, "size": size, "path": p.path, "n": scene.n, "tiles": tiles, "entries": entries,
+            "bin_kernels": bin_kernels,
             "pairs": pairs, "cover": cover, "blended": blended,
             "bin_bytes": (16 * scene.n + entry_bytes * entries) if entries else 0,
             "blended_a_tile": per_tile, "draw_bytes": tiles * per_tile * (16 if snow else 28),
@@ -104,8 +107,7 @@ def floors(c: dict, rates: dict) -> dict:
     fma = rates["fma_TFLOPs"] * 1e12 / 2              # FP32 instructions a second (an FMA is 2 flops)
     sfu = rates["sfu_Gops"] * 1e9
     us, launch = 1e6, rates["graph_kernel_us"]
-    bin_kernels = {"binned": 3, "sparse": 4}.get(c["path"], 0)
-    return {"bin": c["bin_bytes"] / bw * us + bin_kernels * launch,
+    return {"bin": c["bin_bytes"] / bw * us + c["bin_kernels"] * launch,
             "draw": max(c["draw_bytes"] / bw, c["draw_ops"] / fma, c["draw_sfu"] / sfu) * us + launch,
             "write": c["write_bytes"] / bw * us}
 

@@ -77,7 +77,13 @@ SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side
                                      # binning counts in shared memory (16-bit counters, 32 KB)
 SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (grid-stride beyond)
 SPARSE_BIN_THREADS = 1024            # threads per block of sparse_count and sparse_emit
-SPARSE_GROUP_TILES = 32              # tiles whose list starts one block of sparse_scan_chunks finds
+SPARSE_EMIT_BYTES = 110 * 1024       # sparse_emit's shared memory (two blocks an SM): its
+                                     # counters, its chunk's offsets and, if they fit, its
+                                     # chunk's entries, written out whole (else one by one)
+SPARSE_GROUP_TILES = 32              # tiles whose list starts a warp of sparse_scan_chunks finds
+SPARSE_AHEAD = 4                     # entries of its tile's segment of a chunk that a thread of
+                                     # render_sparse loads before the block scans the segments
+                                     # (micro2M's hold 2 to 3 at 1024); its warp copies the rest
 SPARSE_STAGE = 768                   # circles render_sparse stages in shared memory at a time
                                      # (flat; snow two thirds): micro2M's tiles hold about 620
 SPARSE_BITS = 1                      # render_sparse orders each pixel's circles by bit masks (1)
@@ -122,6 +128,7 @@ SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS
           "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
           "FAST_MIN_BLOCKS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
           "SPARSE_SHARED_TILES", "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_SHARED",
+          "SPARSE_AHEAD",
           "SPARSE_BITS",
           "T_EPS", "REACH_MARGIN", "DRAW_ALL", "DRAW_FRONT", "DRAW_BACK",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",

@@ -140,7 +140,8 @@ def test_render_fast_small_cases_equal_their_twin(scene, size, options):
 
 @pytest.mark.parametrize("scene,size", [("micro2M", 1024), ("micro2M", 517), ("rand100k", 64),
                                         ("fireworks", 256), ("micro2M", 2100),       # 2100: global counting
-                                        ("micro2M", 1600)])     # shared counters, segment starts fetched
+                                        ("micro2M", 1600),      # shared counting, chunks written whole
+                                        ("micro2M", 2048)])     # shared counting, entries one by one
 def test_sparse_bin_equals_its_twin(scene, size):
     s = make_scene(scene)
     r = _fast(s, size, sparse=True)
@@ -150,28 +151,31 @@ def test_sparse_bin_equals_its_twin(scene, size):
     touch = S.tile_touch(tile_box(s.position, s.radius, size, size, p.tile), tx, ty)
     _run(r, "sparse_bin/sparse_count")                    # sparse_count alone
     counts = S.sparse_count(touch, chunk)
-    assert np.array_equal(r.tile_counts.get().reshape(counts.shape), counts)
+    got = r.tile_offsets.get()
+    assert np.array_equal(got, S.sparse_offsets(counts).reshape(-1) if p.sparse_shared else counts[0])
     r.advance()
     advance(s)
     if not p.sparse_shared:
-        r.tile_counts.fill(0)                             # the draw zeroes them: no draw ran
+        r.tile_offsets.fill(0)                            # the draw zeroes them: no draw ran
     r.run_stage("sparse_bin")
     r.synchronize()
     touch = S.tile_touch(tile_box(s.position, s.radius, size, size, p.tile), tx, ty)
     counts = S.sparse_count(touch, chunk)
-    offsets, totals, local, group_totals = S.sparse_scan_chunks(counts)
-    starts, got_counts, entries = r.sparse_lists()
-    assert np.array_equal(r.tile_totals.get(), totals) and np.array_equal(r.tile_local.get(), local)
-    assert np.array_equal(r.group_starts.get(), S.sparse_scan_tiles(group_totals))
-    assert np.array_equal(starts, S.list_starts(S.sparse_scan_tiles(group_totals), local))
     if p.sparse_shared:
-        assert np.array_equal(got_counts, offsets)       # where each chunk's segment begins
-    for t in range(0, tx * ty, max(1, tx * ty // 600)):     # a spread of tiles (all of them is slow)
-        at = starts[t]
-        for want in S.sparse_emit(touch, chunk, t):      # chunk by chunk, in no order within one
-            assert np.array_equal(np.sort(entries[at:at + len(want)]), want), f"tile {t}"
-            at += len(want)
-        assert at == starts[t + 1]
+        offsets = S.sparse_offsets(counts)
+        assert np.array_equal(r.tile_offsets.get().reshape(offsets.shape), offsets)
+        assert np.array_equal(r.list_starts.get(), S.sparse_chunk_starts(offsets))
+    else:
+        totals, local, group_totals = S.sparse_scan_chunks(counts)
+        assert np.array_equal(r.tile_totals.get(), totals) and np.array_equal(r.tile_local.get(), local)
+        assert np.array_equal(r.list_starts.get(), S.sparse_scan_tiles(group_totals))
+        assert np.array_equal(r.tile_offsets.get(), totals)   # ranks counted up again
+    some = list(range(0, tx * ty, max(1, tx * ty // 600)))    # a spread of tiles (all of them is slow)
+    for t, segments in zip(some, r.sparse_lists(some)):
+        wants = S.sparse_emit(touch, chunk, t)           # chunk by chunk, in no order within one
+        assert len(segments) == len(wants), f"tile {t}"
+        for got_segment, want in zip(segments, wants):
+            assert np.array_equal(np.sort(got_segment), want), f"tile {t}"
 
 
 @pytest.mark.parametrize("scene,size,options", [

@@ -141,24 +141,37 @@ def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     s = make_scene("rand10k")
     size, tile, chunk = 200, 16, 4096
     tiles_x = ceil_div(size, tile)
+    tiles = tiles_x * tiles_x
     box = tile_box(s.position, s.radius, size, size, tile)
     touch = S.tile_touch(box, tiles_x, tiles_x)
     counts = S.sparse_count(touch, chunk)
-    offsets, totals, local, group_totals = S.sparse_scan_chunks(counts, group=8)
-    starts = S.list_starts(S.sparse_scan_tiles(group_totals), local, group=8)
-    assert np.array_equal(starts, np.concatenate([[0], np.cumsum(totals)]))
-    segments = [S.sparse_emit(touch, chunk, t) for t in range(tiles_x * tiles_x)]
-    assert counts.shape == (3, tiles_x * tiles_x) and starts[-1] == counts.sum()
-    assert np.array_equal(offsets[1], counts[0]) and np.array_equal(totals, counts.sum(axis=0))
+    segments = [S.sparse_emit(touch, chunk, t) for t in range(tiles)]
+    assert counts.shape == (3, tiles)
     assert [[len(x) for x in t] for t in segments] == counts.T.tolist()
-    lists = [np.concatenate(t) for t in segments]
+    # shared counting: chunk-major, segment b of tile t at starts[b] + offsets[b, t]
+    offsets = S.sparse_offsets(counts)
+    starts = S.sparse_chunk_starts(offsets)
+    assert offsets.shape == (3, tiles + 1) and (offsets[:, 0] == 0).all()
+    assert np.array_equal(np.diff(offsets, axis=1), counts) and starts[-1] == counts.sum()
+    entries = S.sparse_list(touch, chunk)
+    for t in range(tiles):
+        for b, want in enumerate(segments[t]):
+            assert np.array_equal(entries[starts[b] + offsets[b, t]:starts[b] + offsets[b, t + 1]], want)
+    # global counting: one chunk, tile-major, tile t's list at its group's start plus local[t]
+    whole = S.sparse_count(touch, None)
+    assert np.array_equal(whole, counts.sum(axis=0, keepdims=True))
+    totals, local, group_totals = S.sparse_scan_chunks(whole, group=8)
+    begin = S.list_starts(S.sparse_scan_tiles(group_totals), local, group=8)
+    assert np.array_equal(begin, np.concatenate([[0], np.cumsum(totals)]))
+    entries = S.sparse_list(touch, None)
+    lists = [entries[begin[t]:begin[t + 1]] for t in range(tiles)]
+    assert all(np.array_equal(lists[t], np.concatenate(segments[t])) for t in range(tiles))
     for i in range(0, s.n, 997):
         if box[0][i] > box[1][i]:
             assert not any(i in lst for lst in lists)
             continue
         want = {ty * tiles_x + tx for ty in range(box[2][i], box[3][i] + 1) for tx in range(box[0][i], box[1][i] + 1)}
         assert {t for t, lst in enumerate(lists) if i in lst} == want
-    assert np.array_equal(S.sparse_count(touch, None), counts.sum(axis=0, keepdims=True))   # global counting
 
 
 @pytest.mark.parametrize("tiles", [(1, 1), (2, 7), (5, 3), (32, 32), (33, 22), (512, 512)])

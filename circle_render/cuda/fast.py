@@ -12,8 +12,9 @@ launches, and replays a frame's stages as one CUDA graph:
   front layer, the last circles): the tiles the front layer left unfinished, from lists of
   every circle; both return at once when there are none (the usual case);
 - ``sparse_bin`` and ``sparse_draw`` (sparse path, kernels/sparse.cu): every circle listed
-  under each tile it touches, in chunk order (sparse_count, sparse_scan_chunks,
-  sparse_scan_tiles, sparse_emit), then each tile's circles put in order in shared memory and
+  under each tile it touches, chunk by chunk (sparse_count, sparse_chunk_starts, sparse_emit;
+  over 2048 pixels a side, sparse_scan_chunks and sparse_scan_tiles instead of
+  sparse_chunk_starts), then each tile's circles put in order in shared memory and
   blended in that order (render_sparse: from per-pixel bit masks for small circles, else warp by
   warp).
 NumPy twins of every kernel: circle_render/twins/. ``clear`` is fused into the draw stage: it
@@ -40,6 +41,7 @@ from circle_render.constants import (
     FAST_MIN_BLOCKS,
     SCAN_BLOCK,
     SPARSE_BIN_THREADS,
+    SPARSE_EMIT_BYTES,
     SPARSE_GROUP_TILES,
     compile_defines,
 )
@@ -146,15 +148,18 @@ class FastCudaRenderer:
         return {c: stages(c) for c in (True, False)}
 
     def _sparse_stages(self, p: FastPlan, suffix: str):
-        """The sparse path: sparse_bin (per-tile lists, chunk by chunk), sparse_draw."""
+        """The sparse path: sparse_bin (per-tile segments, chunk by chunk), sparse_draw."""
         import cupy as cp
         st, n, tiles = self.state, p.n, p.tiles[0] * p.tiles[1]
         groups = ceil_div(tiles, SPARSE_GROUP_TILES)
-        self.tile_counts = cp.zeros(p.sparse_chunks * tiles, dtype=np.int32)   # per (chunk, tile)
-        self.tile_totals = cp.zeros(tiles, dtype=np.int32)
-        self.tile_local = cp.zeros(tiles, dtype=np.int32)           # a list's start within its group
-        self.group_totals = cp.zeros(groups, dtype=np.int32)
-        self.group_starts = cp.zeros(groups + 1, dtype=np.int32)
+        # shared counting: per chunk, each tile's offset among its entries and their number;
+        # global counting: per tile, its counter
+        self.tile_offsets = cp.zeros(p.sparse_chunks * (tiles + 1) if p.sparse_shared else tiles, dtype=np.int32)
+        # where each chunk's entries start (shared) or each group of tiles' lists (global), then all
+        self.list_starts = cp.zeros((p.sparse_chunks if p.sparse_shared else groups) + 1, dtype=np.int32)
+        self.tile_totals = cp.zeros(tiles, dtype=np.int32)          # global counting: list lengths,
+        self.tile_local = cp.zeros(tiles, dtype=np.int32)           # where each starts in its group,
+        self.group_totals = cp.zeros(groups, dtype=np.int32)        # each group's entries
         self.tile_list = cp.zeros(max(p.capacity, 1), dtype=np.int32)
         self.records = cp.zeros((max(n, 1), 8), dtype=np.float32)    # circle and colour, 32 bytes
         mod = self._module("sparse.cu", p)
@@ -164,24 +169,33 @@ class FastCudaRenderer:
         if not animated:
             pack[1]()                      # a still scene: packed once; else every frame, first
         w, h, tx, nt = i32(p.width), i32(p.height), i32(p.tiles[0]), i32(tiles)
-        blocks = (p.sparse_blocks,)
-        binning = ("sparse_bin", [*([pack] if animated else []),
-            ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, (SPARSE_BIN_THREADS,),
-                                    (st.circles, i32(n), w, h, tx, nt, self.tile_counts))),
-            ("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"), (groups,), (BIN_THREADS,),
-                                          (self.tile_counts, i32(p.sparse_chunks), nt, self.tile_totals,
-                                           self.tile_local, self.group_totals))),
-            ("sparse_scan_tiles", Launch(mod.get_function("sparse_scan_tiles"), (1,), (SCAN_BLOCK,),
-                                         (self.group_totals, i32(groups), self.group_starts))),
-            ("sparse_emit", Launch(mod.get_function("sparse_emit"), blocks, (SPARSE_BIN_THREADS,),
-                                   (st.circles, i32(n), w, h, tx, nt, self.tile_counts, self.group_starts,
-                                    self.tile_local, self.tile_list, i32(p.capacity))))])
+        blocks, threads = (p.sparse_blocks,), (SPARSE_BIN_THREADS,)
+        count = ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, threads,
+                                        (st.circles, i32(n), w, h, tx, nt, self.tile_offsets)))
+        emit_kernel = mod.get_function("sparse_emit")
+        emit_bytes = SPARSE_EMIT_BYTES if p.sparse_shared else 0
+        if emit_bytes:
+            emit_kernel.max_dynamic_shared_size_bytes = emit_bytes
+        emit = ("sparse_emit", Launch(emit_kernel, blocks, threads, (
+            st.circles, i32(n), w, h, tx, nt, self.tile_offsets, self.list_starts, self.tile_local, self.tile_list,
+            i32(p.capacity), i32(p.sparse_held)), shared_mem=emit_bytes))
+        if p.sparse_shared:
+            scans = [("sparse_chunk_starts", Launch(mod.get_function("sparse_chunk_starts"), (1,), (SCAN_BLOCK,), (
+                self.tile_offsets, i32(p.sparse_chunks), nt, self.list_starts)))]
+        else:
+            scans = [("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"),
+                                                   (ceil_div(groups, BIN_THREADS // 32),), (BIN_THREADS,),
+                                                   (self.tile_offsets, nt, self.tile_totals, self.tile_local,
+                                                    self.group_totals))),
+                     ("sparse_scan_tiles", Launch(mod.get_function("sparse_scan_tiles"), (1,), (SCAN_BLOCK,),
+                                                  (self.group_totals, i32(groups), self.list_starts)))]
+        binning = ("sparse_bin", [*([pack] if animated else []), count, *scans, emit])
         draw = mod.get_function("render_sparse" + suffix)
 
         def draw_stage(cleared: bool):
             return ("sparse_draw", [("render_sparse" + suffix, Launch(draw, p.tiles, (BLOCK_THREADS,), (
-                st.circles, st.colors, self.records, i32(n), self.tile_list, self.group_starts, self.tile_local,
-                self.tile_totals, self.tile_counts, i32(p.sparse_chunks), i32(p.capacity), self.image.pixels,
+                st.circles, st.colors, self.records, i32(n), self.tile_list, self.tile_offsets, self.list_starts,
+                self.tile_local, self.tile_totals, i32(p.sparse_chunks), i32(p.capacity), self.image.pixels,
                 self.image.rows, i32(cleared), w, h)))])
         return {c: [binning, draw_stage(c)] for c in (True, False)}
 
@@ -229,12 +243,14 @@ class FastCudaRenderer:
         return (self.counts.get().reshape(supertiles, self.plan.chunks), self.totals.get(),
                 self.list.get())
 
-    def sparse_lists(self):
-        """After the sparse_bin stage, on the host: where each tile's list starts (and, last,
-        the total), the per-(chunk, tile) offsets within the lists (shared counting; with global
-        atomics, the per-tile counts), and the entries' circle indices."""
-        tiles = self.plan.tiles[0] * self.plan.tiles[1]
-        group_starts = self.group_starts.get()
-        starts = np.append(group_starts[np.arange(tiles) // SPARSE_GROUP_TILES] + self.tile_local.get(),
-                           group_starts[-1]).astype(np.int32)
-        return starts, self.tile_counts.get().reshape(self.plan.sparse_chunks, tiles), self.tile_list.get()
+    def sparse_lists(self, tiles) -> list[list[np.ndarray]]:
+        """After the sparse_bin stage, on the host: the lists of the given tiles, each as its
+        segments (one per chunk, in chunk order; with global counting, one), each segment's
+        entries as written."""
+        entries, starts = self.tile_list.get(), self.list_starts.get()
+        if not self.plan.sparse_shared:
+            begin = starts[np.asarray(tiles) // SPARSE_GROUP_TILES] + self.tile_local.get()[tiles]
+            return [[entries[b:b + c]] for b, c in zip(begin, self.tile_totals.get()[tiles])]
+        rows = self.tile_offsets.get().reshape(self.plan.sparse_chunks, -1)
+        return [[entries[starts[b] + rows[b, t]:starts[b] + rows[b, t + 1]] for b in range(len(rows))]
+                for t in tiles]

@@ -49,6 +49,7 @@ class FastPlan:
     sparse_shared: bool = False  # sparse binning counts in shared memory (else global atomics)
     sparse_chunks: int = 1       # sparse binning blocks with shared counters (chunks of circles)
     sparse_blocks: int = 1       # blocks of sparse_count and sparse_emit
+    sparse_held: int = 0         # entries of a chunk that sparse_emit sorts in shared memory
     front: int = 0               # circles of the front layer, the scene's last (binned; 0: none)
     front_items: int = 1         # circles per binning thread of the front layer
     front_chunks: int = 1        # binning blocks of the front layer
@@ -64,6 +65,12 @@ class FastPlan:
         (host-only choices left out) and the sparse path's choices."""
         return {k: v for k, v in self.tuning.items() if k not in HOST_ONLY} | {
             "SPARSE_SHARED": int(self.sparse_shared)}
+
+
+def sparse_held(tiles: int) -> int:
+    """Entries of a chunk that sparse_emit's shared memory holds beside its 16-bit counters and
+    its row of offsets (tiles + 1 ints)."""
+    return max(0, constants.SPARSE_EMIT_BYTES // 4 - (tiles + 1) // 2 - (tiles + 1))
 
 
 def too_large(plan: "FastPlan") -> str | None:
@@ -174,4 +181,5 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
                     sparse_shared=shared, sparse_chunks=sparse_chunks,
                     sparse_blocks=sparse_chunks if shared else
                     max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
+                    sparse_held=sparse_held(tiles[0] * tiles[1]) if shared else 0,
                     front=front, front_items=front_items, front_chunks=front_chunks, tuning=t)

@@ -4,28 +4,31 @@
 // per pixel instead of per list. NumPy twins: circle_render/twins/sparse.py.
 //
 // Binning. Circles are taken in chunks of SPARSE_CHUNK, one block a chunk, and every circle is
-// listed under each tile (SPARSE_TILE pixels a side) its pixel box touches:
-// 1. sparse_count: counts[b * tiles + t] = circles of chunk b touching tile t, counted in shared
-//    memory (16-bit counters, two a word; no global atomics);
-// 2. sparse_scan_chunks, a block per 32 tiles: each tile's column of counts becomes offsets
-//    within the tile's list (in place), totals[t] the list's length, local[t] where the list
-//    starts among its group of 32 tiles, and group_totals[g] the group's entries;
-// 3. sparse_scan_tiles: group_starts[g] = where group g's lists begin (all lists lie end to
-//    end), group_starts[groups] = all entries. A list starts at list_start(t) =
-//    group_starts[t / 32] + local[t];
-// 4. sparse_emit: each circle's index goes to list_start(t) + counts[b * tiles + t] + its place
-//    among chunk b's circles in t. A tile's list is its chunks' segments in chunk order, and
-//    within a segment the circles in no order. (Writing 32-byte records of the circles instead,
-//    so that the draw would not gather them, made sparse_emit twice as slow: 234 against 106 us
-//    for micro2M at 1024, for 38 us less in the draw.)
-// With more tiles than SPARSE_SHARED_TILES (images over 2048 pixels a side) the counters do not
-// fit in shared memory: SPARSE_SHARED is 0, one "chunk" holds every circle, and sparse_count
-// and sparse_emit use global atomics (render_sparse zeroes the counts for the next frame).
+// listed under each tile (SPARSE_TILE pixels a side) its pixel box touches. With shared
+// counting (SPARSE_SHARED: up to SPARSE_SHARED_TILES tiles, images of up to 2048 pixels a side)
+// the list is chunk-major: chunk b's entries lie end to end, tile by tile, from starts[b]:
+// 1. sparse_count: each tile's circles of the chunk are counted in shared memory (16-bit
+//    counters, two a word; no global atomics) and scanned over the tiles: offsets[b][t] =
+//    where tile t's segment begins among chunk b's entries, offsets[b][tiles] = their number;
+// 2. sparse_chunk_starts, one block: starts[b] = where chunk b's entries begin, starts[chunks]
+//    = all entries;
+// 3. sparse_emit: each entry is placed at its tile's offset plus its rank among the chunk's
+//    circles in that tile (in no order within a segment) in shared memory, and the chunk's
+//    entries are written out whole: coalesced. (Written one by one to their places, each entry
+//    is an L2 request of its own: 56 against 34 us for micro2M at 1024, counting included.)
+// Tile t's list is then its segments, one per chunk, in chunk order: segment b is
+// [starts[b] + offsets[b][t], starts[b] + offsets[b][t + 1]); the draw gathers them.
+// With more tiles (global counting, SPARSE_SHARED 0) the counters do not fit in shared memory:
+// one "chunk" holds every circle, sparse_count and sparse_emit use global atomics, and the list
+// is tile-major: sparse_scan_chunks and sparse_scan_tiles scan the counts in groups of 32 tiles
+// (tile t's list starts at group_starts[t / 32] + local[t]) and render_sparse zeroes the counts
+// for the next frame.
 //
-// Drawing. render_sparse, one block per tile, one pixel per thread, takes the tile's list in
-// rounds of whole segments (at most SPARSE_STAGE entries: one round for micro2M at 1024). A
-// round is staged in shared memory (stage_round): each entry's place in circle order is found by
-// ranking it within its segment, and its record (pack_records' 32 bytes) is stored at that place.
+// Drawing. render_sparse, one block per tile, one pixel per thread, finds its tile's segments a
+// thread a segment (SPARSE_THREADS at a time: a window) and takes them in rounds of whole
+// segments (at most SPARSE_STAGE entries: one round for micro2M at 1024). A round is staged in
+// shared memory (stage_round): each entry's place in circle order is found by ranking it within
+// its segment, and its record (pack_records' 32 bytes) is stored at that place.
 // Then, in one of two ways (SPARSE_BITS, the plan's choice by the circles' size), every pixel
 // blends the circles that cover it in that order, exactly as the serial reference does:
 // - pixel bits (small circles): while staging, each circle sets the bit of its place in every
@@ -72,65 +75,68 @@ __device__ __forceinline__ int list_start(const int* __restrict__ group_starts, 
     return group_starts[t / SPARSE_GROUP_TILES] + local[t];
 }
 
+// The counter of tile t among the block's 16-bit counters.
+__device__ __forceinline__ int counter16(const unsigned* counters, int t) {
+    return (int)(counters[t >> 1] >> (16 * (t & 1)) & 0xffffu);
+}
+
+// Shared counting: row b of offsets (tiles + 1 ints) = chunk b's counts scanned over the tiles,
+// then their sum. Global counting: counts[t] += circles touching tile t.
 extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
 sparse_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
-             int* __restrict__ counts) {
+             int* __restrict__ offsets) {
 #if SPARSE_SHARED
     __shared__ unsigned counters[SPARSE_SHARED_TILES / 2];
+    __shared__ int warp_sums[32];
     zero_counters(counters, tiles);
     const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
     for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) { bump16(counters, t); });
     __syncthreads();
-    for (int t = threadIdx.x; t < tiles; t += SPARSE_BIN_THREADS)
-        counts[blockIdx.x * tiles + t] = (int)(counters[t >> 1] >> (16 * (t & 1)) & 0xffffu);
+    int* row = offsets + blockIdx.x * (tiles + 1);
+    const int total = block_exclusive_scan_n<SPARSE_BIN_THREADS>(
+        tiles, [&](int t) { return counter16(counters, t); }, [&](int t, int before) { row[t] = before; }, warp_sums);
+    if (threadIdx.x == 0) row[tiles] = total;
 #else
     for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x,
-                      [&](int t) { atomicAdd(&counts[t], 1); });
+                      [&](int t) { atomicAdd(&offsets[t], 1); });
 #endif
 }
 
-// Block g: tiles [32g, 32g + 32), a lane each; the 8 warps split the chunks. Tile t's column of
-// counts (one per chunk) becomes its exclusive prefix in place, totals[t] its sum; local[t] =
-// the totals of the group's tiles before t; group_totals[g] = the group's sum. Loads are
-// coalesced (32 neighbouring tiles of one chunk at a time).
-extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-sparse_scan_chunks(int* __restrict__ counts, int chunks, int tiles, int* __restrict__ totals,
-                   int* __restrict__ local, int* __restrict__ group_totals) {
-    __shared__ int partial[SCAN_WARPS][SPARSE_GROUP_TILES];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int t = blockIdx.x * SPARSE_GROUP_TILES + lane;
-    const int per = (chunks + SCAN_WARPS - 1) / SCAN_WARPS;
-    const int b0 = min(chunks, warp * per), b1 = min(chunks, b0 + per);
-    int sum = 0;
-    if (t < tiles)
-        for (int b = b0; b < b1; ++b) sum += counts[b * tiles + t];
-    partial[warp][lane] = sum;
-    __syncthreads();
-    int running = 0, total = 0;            // this warp's chunks start after the earlier warps'
-    for (int w = 0; w < SCAN_WARPS; ++w) {
-        running += w < warp ? partial[w][lane] : 0;
-        total += partial[w][lane];
-    }
-    if (t < tiles)
-        for (int b = b0; b < b1; ++b) {
-            const int v = counts[b * tiles + t];
-            counts[b * tiles + t] = running;
-            running += v;
-        }
-    if (warp == 0) {
-        const int incl = warp_inclusive_scan(t < tiles ? total : 0);
-        if (t < tiles) {
-            totals[t] = total;
-            local[t] = incl - total;
-        }
-        if (lane == 31) group_totals[blockIdx.x] = incl;
-    }
+// Shared counting, one block: starts[b] = the entries of chunks 0 .. b - 1 (each chunk's total
+// ends its row of offsets), starts[chunks] = all entries.
+extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
+sparse_chunk_starts(const int* __restrict__ offsets, int chunks, int tiles, int* __restrict__ starts) {
+    __shared__ int warp_sums[32];
+    const int all = block_exclusive_scan_n<SCAN_BLOCK>(
+        chunks, [&](int b) { return offsets[b * (tiles + 1) + tiles]; }, [&](int b, int before) { starts[b] = before; },
+        warp_sums);
+    if (threadIdx.x == 0) starts[chunks] = all;
 }
 
-// One block: group_starts[g] = group_totals[0] + ... + group_totals[g - 1]; group_starts[groups]
-// = all entries. Each thread scans a run of consecutive group totals (three barriers in all).
+// Global counting. Warp g of all: tiles [32g, 32g + 32), a lane each: local[t] = the counts of
+// the group's tiles before t, totals[t] = counts[t] (which becomes 0: sparse_emit counts ranks
+// from it), group_totals[g] = the group's sum.
+extern "C" __global__ void __launch_bounds__(BIN_THREADS)
+sparse_scan_chunks(int* __restrict__ counts, int tiles, int* __restrict__ totals, int* __restrict__ local,
+                   int* __restrict__ group_totals) {
+    const int lane = threadIdx.x & 31, group = blockIdx.x * SCAN_WARPS + (threadIdx.x >> 5);
+    const int t = group * SPARSE_GROUP_TILES + lane;
+    if (group * SPARSE_GROUP_TILES >= tiles) return;          // the whole warp
+    const int total = t < tiles ? counts[t] : 0;
+    const int incl = warp_inclusive_scan(total);
+    if (t < tiles) {
+        totals[t] = total;
+        local[t] = incl - total;
+        counts[t] = 0;
+    }
+    if (lane == 31) group_totals[group] = incl;
+}
+
+// Global counting, one block: group_starts[g] = group_totals[0] + ... + group_totals[g - 1];
+// group_starts[groups] = all entries. Each thread scans a run of consecutive group totals
+// (three barriers in all).
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
 sparse_scan_tiles(const int* __restrict__ group_totals, int groups, int* __restrict__ group_starts) {
     __shared__ int warp_sums[32];
@@ -147,40 +153,38 @@ sparse_scan_tiles(const int* __restrict__ group_totals, int groups, int* __restr
     if (threadIdx.x == 0) group_starts[groups] = all;
 }
 
-// With shared counting, where chunk b's segment of each tile's list begins is first gathered
-// into shared memory beside the counters (when both fit: up to SPARSE_EMIT_WORDS / 1.5 tiles),
-// so that an entry costs a shared load, a shared atomic and its store: fetched per entry from
-// group_starts, local and counts, the loads were what sparse_emit waited on (ncu at d8f500a:
-// 28 of its 50 cycles an instruction stalled on them, micro2M at 1024).
-constexpr int SPARSE_EMIT_WORDS = 48 * 1024 / 4;
-static_assert(SPARSE_SHARED_TILES / 2 <= SPARSE_EMIT_WORDS, "sparse_emit's counters fit its shared words");
-
+// Shared counting: chunk b's entries, each at starts[b] + offsets[b][t] + its rank among the
+// chunk's circles in tile t. They are placed in shared memory first (dynamic: the counters,
+// the chunk's row of offsets, then `held` entries) and written out whole, coalesced; a chunk
+// of more entries than that writes them one by one. Entries from `capacity` on are dropped.
+// Global counting: each entry at tile t's list start plus its rank, counts[t] counting ranks.
 extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
 sparse_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
-            int* __restrict__ counts, const int* __restrict__ group_starts, const int* __restrict__ local,
-            int* __restrict__ list, int capacity) {
+            int* __restrict__ offsets, const int* __restrict__ starts, const int* __restrict__ local,
+            int* __restrict__ list, int capacity, int held) {
 #if SPARSE_SHARED
-    __shared__ unsigned words[SPARSE_EMIT_WORDS];
+    extern __shared__ unsigned words[];
     unsigned* counters = words;
-    const int counter_words = (tiles + 1) / 2;
-    const bool based = counter_words + tiles <= SPARSE_EMIT_WORDS;
-    int* base = (int*)(words + counter_words);            // base[t]: where this chunk's segment of t begins
-    const int* offsets = counts + blockIdx.x * tiles;     // ... within t's list
-    if (based)
-        for (int t = threadIdx.x; t < tiles; t += SPARSE_BIN_THREADS)
-            base[t] = list_start(group_starts, local, t) + offsets[t];
+    int* row = (int*)(words + (tiles + 1) / 2);
+    int* entries = row + tiles + 1;
+    for (int t = threadIdx.x; t <= tiles; t += SPARSE_BIN_THREADS) row[t] = offsets[blockIdx.x * (tiles + 1) + t];
     zero_counters(counters, tiles);
+    const int base = starts[blockIdx.x], count = row[tiles];
+    const bool whole = count <= held;          // the same for every thread
     const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
     for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
-            const int at = based ? base[t] : list_start(group_starts, local, t) + offsets[t];
-            const int pos = at + bump16(counters, t);
-            if (pos < capacity) list[pos] = i;
+            const int j = row[t] + bump16(counters, t);
+            if (whole) entries[j] = i;
+            else if (base + j < capacity) list[base + j] = i;
         });
+    if (!whole) return;
+    __syncthreads();
+    for (int j = threadIdx.x; j < count && base + j < capacity; j += SPARSE_BIN_THREADS) list[base + j] = entries[j];
 #else
     for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
-            const int pos = list_start(group_starts, local, t) + atomicAdd(&counts[t], 1);
+            const int pos = list_start(starts, local, t) + atomicAdd(&offsets[t], 1);
             if (pos < capacity) list[pos] = i;
         });
 #endif
@@ -216,6 +220,9 @@ struct SparseStage {
     float4 colour[SIZE];
     float4 circle[CIRCLES ? SIZE : 1];
     unsigned bits[SPARSE_BITS ? WORDS : 1][SPARSE_THREADS];
+    int warp_sums[32];                 // the window's scan
+    int round_end;                     // where the round ends among the window's entries
+    int2 long_segment;                 // the segment at the round's start (taken alone when too long)
 };
 static_assert(SPARSE_STAGE % 96 == 0, "both stages are whole 32-bit words of places");
 
@@ -242,23 +249,32 @@ __device__ __forceinline__ void blend_flat(float4& p, float4 alpha_colour) {
 // segment of the whole list (global atomics).
 __device__ __forceinline__ int segment_of(int i) { return SPARSE_SHARED ? (int)((unsigned)i / SPARSE_CHUNK) : 0; }
 
-// Where the round from list position lo ends: the last segment boundary within lo + stage,
-// or the end of the one segment after lo if that one alone is longer. Segment b of the tile's
-// list is [begin + off(b), begin + off(b + 1)), off(b) = offsets[b * tiles] (chunk order),
-// off(chunks) = end - begin.
-__device__ __forceinline__ int round_end(const int* __restrict__ offsets, int chunks, int tiles, int begin,
-                                         int end, int lo, int stage) {
-    if (end - lo <= stage) return end;
-    auto off = [&](int b) { return b == 0 ? 0 : b >= chunks ? end - begin : offsets[b * tiles]; };
-    int a = 0, z = chunks;                 // largest b with off(b) <= lo - begin + stage
-    while (a < z) {
-        const int m = (a + z + 1) / 2;
-        if (off(m) <= lo - begin + stage) a = m; else z = m - 1;
+// Shared counting: tile t's segment of chunk b, where it starts in the list and its entries.
+__device__ __forceinline__ int2 tile_segment(const int* __restrict__ offsets, const int* __restrict__ starts,
+                                             int tiles, int b, int t) {
+    const int* row = offsets + b * (tiles + 1);
+    const int at = row[t];
+    return make_int2(starts[b] + at, row[t + 1] - at);
+}
+
+// Copies a segment (if `mine`) to index[to ...]: its first SPARSE_AHEAD entries from `ahead`, the
+// rest of a short one by its thread, of a longer one by its whole warp (every lane must call).
+__device__ __forceinline__ void copy_segment(int* index, const int* __restrict__ list, int2 segment,
+                                             const int (&ahead)[SPARSE_AHEAD], bool mine, int to) {
+    constexpr int SHORT = 4 * SPARSE_AHEAD;
+    if (mine) {
+#pragma unroll
+        for (int k = 0; k < SPARSE_AHEAD; ++k)
+            if (k < segment.y) index[to + k] = ahead[k];
+        if (segment.y <= SHORT)
+            for (int k = SPARSE_AHEAD; k < segment.y; ++k) index[to + k] = list[segment.x + k];
     }
-    if (begin + off(a) > lo) return begin + off(a);
-    int b = a + 1;                         // no whole segment fits: the next one, alone
-    while (begin + off(b) <= lo) ++b;
-    return begin + off(b);
+    for (unsigned m = __ballot_sync(FULL, mine && segment.y > SHORT); m; m &= m - 1) {
+        const int from = __ffs(m) - 1;
+        const int src = __shfl_sync(FULL, segment.x, from), len = __shfl_sync(FULL, segment.y, from);
+        const int dst = __shfl_sync(FULL, to, from);
+        for (int k = SPARSE_AHEAD + (threadIdx.x & 31); k < len; k += 32) index[dst + k] = list[src + k];
+    }
 }
 
 // The exact slow route for entries [lo, hi) of the list: the pixel blends, again and again, the
@@ -313,15 +329,26 @@ __device__ __forceinline__ void mark_cover(unsigned* word, float4 c, int place, 
     }
 }
 
-// Stages list entries [lo, lo + count) (whole segments, count <= SIZE): each circle's record at
-// its place in circle order and, with pixel bits, that place's bit in every pixel of the tile
-// it covers (the bits are zero: blend_marked leaves them so). Each thread loads the next
-// record while it stores the current one.
+// The round that starts at entry `done` of the window: its segments from there that end within
+// done + size (whole segments, in chunk order). Returns where the round ends: done itself when
+// the segment at done alone is longer than the stage (it is then in st.long_segment).
 template <bool SNOW>
-__device__ __forceinline__ void stage_round(SparseStage<SNOW>& st, const int* __restrict__ list, int lo, int count,
-                                            const float4* __restrict__ records, int x0, int y0, int width,
-                                            int height) {
-    for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) st.index[e] = list[lo + e];
+__device__ __forceinline__ int round_end(SparseStage<SNOW>& st, int2 segment, int at, int done, int size) {
+    if (threadIdx.x == 0) st.round_end = done;
+    __syncthreads();
+    if (segment.y > 0 && at >= done && at + segment.y <= done + size) atomicMax(&st.round_end, at + segment.y);
+    if (segment.y > 0 && at == done) st.long_segment = segment;
+    __syncthreads();
+    return st.round_end;
+}
+
+// Stages the round's count entries (whole segments in chunk order, count <= SIZE, in st.index
+// once the barrier is passed): each circle's record at its place in circle order and, with
+// pixel bits, that place's bit in every pixel of the tile it covers (the bits are zero:
+// blend_marked leaves them so). Each thread loads the next record while it stores the current.
+template <bool SNOW>
+__device__ __forceinline__ void stage_round(SparseStage<SNOW>& st, int count, const float4* __restrict__ records,
+                                            int x0, int y0, int width, int height) {
     __syncthreads();
     int e = (int)threadIdx.x;
     float4 c, col;
@@ -393,8 +420,8 @@ static_assert(SPARSE_TILE % SPARSE_SUB_W == 0 && SPARSE_TILE % SPARSE_SUB_H == 0
 template <bool SNOW>
 __device__ __forceinline__ void render_sparse_body(
         const float4* __restrict__ circles, const float* __restrict__ colors, const float4* __restrict__ records,
-        int n, const int* __restrict__ list, const int* __restrict__ group_starts, const int* __restrict__ local,
-        const int* __restrict__ totals, int* __restrict__ counts, int chunks, int capacity,
+        int n, const int* __restrict__ list, int* __restrict__ offsets, const int* __restrict__ starts,
+        const int* __restrict__ local, const int* __restrict__ totals, int chunks, int capacity,
         float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width, int height) {
     PROFILE_START
     __shared__ SparseStage<SNOW> st;
@@ -416,40 +443,69 @@ __device__ __forceinline__ void render_sparse_body(
     float4 p = inside ? (cleared ? rows[y] : image[y * width + x]) : make_float4(0.f, 0.f, 0.f, 0.f);
     if (SPARSE_BITS)
         for (int w = 0; w < SparseStage<SNOW>::WORDS; ++w) st.bits[w][threadIdx.x] = 0u;
-    const int groups = (tiles + SPARSE_GROUP_TILES - 1) / SPARSE_GROUP_TILES;
-    const bool cut = group_starts[groups] > capacity;
-    const int begin = list_start(group_starts, local, tile), end = begin + totals[tile];
+    const bool cut = starts[SPARSE_SHARED ? chunks : (tiles + SPARSE_GROUP_TILES - 1) / SPARSE_GROUP_TILES] > capacity;
     if (cut) {                             // the lists were cut short (a capacity chosen too small)
         for (int i = 0; i < n; ++i)
             shade_circle<SNOW>(p, circles[i], make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]), px, py);
     }
-    // Rounds need no barrier at their end: the blends read no index, which a round writes first
-    for (int lo = begin; lo < end && !cut;) {
-        const int hi = round_end(counts + tile, chunks, tiles, begin, end, lo, SIZE), count = hi - lo;
-        if (count > SIZE) {                // one segment longer than the stage
-            blend_in_index_order<SNOW>(p, list, lo, hi, circles, colors, px, py);
-        } else {
-            stage_round<SNOW>(st, list, lo, count, records, x0, y0, width, height);
-            if (SPARSE_BITS) blend_marked<SNOW>(st, count, p, px, py);
-            else blend_walked<SNOW>(st, count, p, px, py, rx0, rx1, ry0, ry1);
+    auto draw_round = [&](int count) {     // the round's entries are in st.index (barrier to come)
+        stage_round<SNOW>(st, count, records, x0, y0, width, height);
+        if (SPARSE_BITS) blend_marked<SNOW>(st, count, p, px, py);
+        else blend_walked<SNOW>(st, count, p, px, py, rx0, rx1, ry0, ry1);
+    };
+#if SPARSE_SHARED
+    // Windows of SPARSE_THREADS segments, a thread a segment; each window's entries are placed
+    // end to end (at: where this thread's segment begins) and drawn in rounds of whole segments
+    // (one, when the window fits the stage: micro2M at 1024). Rounds need no barrier at their
+    // end: the blends read no index, which a round writes first.
+    for (int w0 = 0; w0 < chunks && !cut; w0 += SPARSE_THREADS) {
+        const int b = w0 + (int)threadIdx.x;
+        const int2 segment = b < chunks ? tile_segment(offsets, starts, tiles, b, tile) : make_int2(0, 0);
+        int ahead[SPARSE_AHEAD];           // the segment's first entries, loaded while the block scans
+#pragma unroll
+        for (int k = 0; k < SPARSE_AHEAD; ++k) ahead[k] = k < segment.y ? list[segment.x + k] : 0;
+        int in_window;
+        const int at = block_exclusive_scan<SPARSE_THREADS>(segment.y, in_window, st.warp_sums);
+        for (int done = 0; done < in_window;) {
+            const int hi = in_window - done <= SIZE ? in_window : round_end(st, segment, at, done, SIZE);
+            if (hi == done) {              // one segment longer than the stage
+                const int2 s = st.long_segment;
+                __syncthreads();           // read before the next round rewrites them
+                blend_in_index_order<SNOW>(p, list, s.x, s.x + s.y, circles, colors, px, py);
+                done += s.y;
+                continue;
+            }
+            copy_segment(st.index, list, segment, ahead, at >= done && at + segment.y <= hi, at - done);
+            draw_round(hi - done);
+            done = hi;
         }
-        lo = hi;
     }
-#if !SPARSE_SHARED
-    if (threadIdx.x == 0) counts[tile] = 0;        // global counters: zero for the next frame
+#else
+    // One list, the tile's: one round, or the slow route when it is longer than the stage.
+    const int begin = list_start(starts, local, tile), count = totals[tile];
+    if (count > SIZE && !cut) {
+        blend_in_index_order<SNOW>(p, list, begin, begin + count, circles, colors, px, py);
+    } else if (!cut) {
+        for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) st.index[e] = list[begin + e];
+        draw_round(count);
+    }
+    if (threadIdx.x == 0) offsets[tile] = 0;       // global counters: zero for the next frame
 #endif
     if (inside) image[y * width + x] = p;
     PROFILE_END
 }
 
+// offsets and starts: with shared counting, each chunk's row of tile offsets and where each
+// chunk's entries start (local, totals unused); with global counting, the tiles' counters (zeroed
+// here for the next frame) and where each group of tiles' lists start, with local and totals.
 #define RENDER_SPARSE_PARAMS                                                                   \
     const float4* __restrict__ circles, const float* __restrict__ colors,                     \
-    const float4* __restrict__ records, int n,                                                \
-    const int* __restrict__ list, const int* __restrict__ group_starts,                       \
-    const int* __restrict__ local, const int* __restrict__ totals, int* __restrict__ counts,  \
+    const float4* __restrict__ records, int n, const int* __restrict__ list,                  \
+    int* __restrict__ offsets, const int* __restrict__ starts,                                \
+    const int* __restrict__ local, const int* __restrict__ totals,                            \
     int chunks, int capacity, float4* __restrict__ image, const float4* __restrict__ rows,    \
     int cleared, int width, int height
-#define RENDER_SPARSE_ARGS circles, colors, records, n, list, group_starts, local, totals, counts, chunks, \
+#define RENDER_SPARSE_ARGS circles, colors, records, n, list, offsets, starts, local, totals, chunks, \
     capacity, image, rows, cleared, width, height
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SPARSE_MIN_BLOCKS)

@@ -1,6 +1,6 @@
 """Twins of kernels/sparse.cu, the sparse path: per-tile lists built chunk by chunk (in no
-order within a chunk on the GPU, in circle order here) and a per-pixel blend in exact serial
-order."""
+order within a chunk on the GPU, in circle order here; chunk-major with shared counting,
+tile-major with global counting) and a per-pixel blend in exact serial order."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,17 +44,29 @@ def sparse_count(touch: TileTouch, chunk: int | None) -> np.ndarray:
         chunks, touch.tiles)
 
 
+def sparse_offsets(counts: np.ndarray) -> np.ndarray:
+    """Shared counting, sparse_count's rows: (chunks, tiles + 1) int32, each chunk's counts
+    scanned over the tiles (where each tile's segment begins among the chunk's entries), then
+    the chunk's total."""
+    scanned = np.cumsum(counts, axis=1, dtype=np.int64)
+    return np.hstack([np.zeros((len(counts), 1), np.int64), scanned]).astype(np.int32)
+
+
+def sparse_chunk_starts(offsets: np.ndarray) -> np.ndarray:
+    """Shared counting: where each chunk's entries start in the list, chunks end to end; one
+    more entry, the total."""
+    return np.concatenate([[0], np.cumsum(offsets[:, -1], dtype=np.int64)]).astype(np.int32)
+
+
 def sparse_scan_chunks(counts: np.ndarray, group: int = 32):
-    """(offsets, totals, local, group_totals): each tile's column of counts as its exclusive
-    prefix (where each chunk's segment begins within the tile's list), the column sums, each
-    list's start within its group of ``group`` tiles, and each group's sum."""
-    offsets = (np.cumsum(counts, axis=0, dtype=np.int64) - counts).astype(np.int32)
-    totals = counts.sum(axis=0, dtype=np.int64)
+    """Global counting, (totals, local, group_totals) from the tiles' counts: the list
+    lengths, each list's start within its group of ``group`` tiles, and each group's sum."""
+    totals = np.asarray(counts, dtype=np.int64).reshape(-1)
     padded = np.zeros(ceil_div(len(totals), group) * group, dtype=np.int64)
     padded[:len(totals)] = totals
     per_group = padded.reshape(-1, group)
     local = (np.cumsum(per_group, axis=1) - per_group).reshape(-1)[:len(totals)]
-    return offsets, totals.astype(np.int32), local.astype(np.int32), per_group.sum(axis=1).astype(np.int32)
+    return totals.astype(np.int32), local.astype(np.int32), per_group.sum(axis=1).astype(np.int32)
 
 
 def sparse_scan_tiles(group_totals: np.ndarray) -> np.ndarray:
@@ -75,6 +87,13 @@ def sparse_emit(touch: TileTouch, chunk: int | None, tile: int) -> list[np.ndarr
         return [circles]
     chunks = max(1, ceil_div(touch.n, chunk))
     return np.split(circles, np.searchsorted(circles, np.arange(1, chunks) * chunk))
+
+
+def sparse_list(touch: TileTouch, chunk: int | None) -> np.ndarray:
+    """The whole list as the GPU lays it out, each segment in circle order: chunk by chunk, tile
+    by tile within a chunk (shared counting), or tile by tile (chunk None: global counting)."""
+    b = np.zeros_like(touch.circle) if chunk is None else touch.circle // chunk
+    return touch.circle[np.lexsort((touch.circle, touch.tile, b))].astype(np.int32)
 
 
 def pack_records(position: np.ndarray, radius: np.ndarray, color: np.ndarray) -> np.ndarray:
