@@ -14,7 +14,7 @@ What is counted (the least any correct renderer of this design must do):
   operations (snow); write-out: the image once (16 bytes a pixel).
 A stage's floor is the largest of bytes / copy bandwidth, FP32 instructions / FMA rate and
 special functions / SFU rate, plus what its kernels cost to start inside a graph (measured:
-graph_kernel_us a kernel; bin 3 kernels, sparse bin 3 (4 over 2048 pixels a side), draw 1).
+graph_kernel_us a kernel; bin 3 kernels, sparse bin 1 (4 over 2048 pixels a side), draw 1).
 Blends are counted on random tiles (exact float32 coverage, as the reference decides it) and
 scaled to the image.
 
@@ -91,7 +91,7 @@ def counts(name: str, size: int) -> dict:
     cover, blended, per_tile = blended_sets(scene, size, p.tile)
     pixels = size * size
     snow = scene.shading == SNOW
-    bin_kernels = 3 if p.path == "binned" or (p.path == "sparse" and p.sparse_shared) else 4 if entries else 0
+    bin_kernels = 3 if p.path == "binned" else (1 if p.sparse_shared else 4) if p.path == "sparse" else 0
     return {"scene": name, "size": size, "path": p.path, "n": scene.n, "tiles": tiles, "entries": entries,
             "bin_kernels": bin_kernels,
             "pairs": pairs, "cover": cover, "blended": blended,

@@ -76,8 +76,8 @@ SPARSE_CHUNK = 8192                  # circles per sparse binning block (the lis
 SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side) the sparse
                                      # binning counts in shared memory (16-bit counters, 32 KB)
 SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (grid-stride beyond)
-SPARSE_BIN_THREADS = 1024            # threads per block of sparse_count and sparse_emit
-SPARSE_EMIT_BYTES = 110 * 1024       # sparse_emit's shared memory (two blocks an SM): its
+SPARSE_BIN_THREADS = 1024            # threads per block of the sparse binning kernels
+SPARSE_SORT_BYTES = 110 * 1024       # sparse_sort's shared memory (two blocks an SM): its
                                      # counters, its chunk's offsets and, if they fit, its
                                      # chunk's entries, written out whole (else one by one)
 SPARSE_GROUP_TILES = 32              # tiles whose list starts a warp of sparse_scan_chunks finds

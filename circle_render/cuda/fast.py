@@ -12,9 +12,8 @@ launches, and replays a frame's stages as one CUDA graph:
   front layer, the last circles): the tiles the front layer left unfinished, from lists of
   every circle; both return at once when there are none (the usual case);
 - ``sparse_bin`` and ``sparse_draw`` (sparse path, kernels/sparse.cu): every circle listed
-  under each tile it touches, chunk by chunk (sparse_count, sparse_chunk_starts, sparse_emit;
-  over 2048 pixels a side, sparse_scan_chunks and sparse_scan_tiles instead of
-  sparse_chunk_starts), then each tile's circles put in order in shared memory and
+  under each tile it touches, chunk by chunk (sparse_sort; over 2048 pixels a side
+  sparse_count, sparse_scan_chunks, sparse_scan_tiles and sparse_emit), then each tile's circles put in order in shared memory and
   blended in that order (render_sparse: from per-pixel bit masks for small circles, else warp by
   warp).
 NumPy twins of every kernel: circle_render/twins/. ``clear`` is fused into the draw stage: it
@@ -41,7 +40,7 @@ from circle_render.constants import (
     FAST_MIN_BLOCKS,
     SCAN_BLOCK,
     SPARSE_BIN_THREADS,
-    SPARSE_EMIT_BYTES,
+    SPARSE_SORT_BYTES,
     SPARSE_GROUP_TILES,
     compile_defines,
 )
@@ -170,26 +169,29 @@ class FastCudaRenderer:
             pack[1]()                      # a still scene: packed once; else every frame, first
         w, h, tx, nt = i32(p.width), i32(p.height), i32(p.tiles[0]), i32(tiles)
         blocks, threads = (p.sparse_blocks,), (SPARSE_BIN_THREADS,)
-        count = ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, threads,
-                                        (st.circles, i32(n), w, h, tx, nt, self.tile_offsets)))
-        emit_kernel = mod.get_function("sparse_emit")
-        emit_bytes = SPARSE_EMIT_BYTES if p.sparse_shared else 0
-        if emit_bytes:
-            emit_kernel.max_dynamic_shared_size_bytes = emit_bytes
-        emit = ("sparse_emit", Launch(emit_kernel, blocks, threads, (
-            st.circles, i32(n), w, h, tx, nt, self.tile_offsets, self.list_starts, self.tile_local, self.tile_list,
-            i32(p.capacity), i32(p.sparse_held)), shared_mem=emit_bytes))
         if p.sparse_shared:
-            scans = [("sparse_chunk_starts", Launch(mod.get_function("sparse_chunk_starts"), (1,), (SCAN_BLOCK,), (
-                self.tile_offsets, i32(p.sparse_chunks), nt, self.list_starts)))]
+            self.sort_ticket = cp.zeros(1, dtype=np.uint64)        # blocks taken, over all frames
+            self.chunk_status = cp.zeros(p.sparse_chunks, dtype=np.uint64)   # (frame, total) a chunk
+            sort = mod.get_function("sparse_sort")
+            sort.max_dynamic_shared_size_bytes = SPARSE_SORT_BYTES
+            kernels = [("sparse_sort", Launch(sort, blocks, threads, (
+                st.circles, i32(n), w, h, tx, nt, i32(p.sparse_chunks), self.tile_offsets, self.list_starts,
+                self.sort_ticket, self.chunk_status, self.tile_list, i32(p.capacity), i32(p.sparse_held)),
+                shared_mem=SPARSE_SORT_BYTES))]
         else:
-            scans = [("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"),
-                                                   (ceil_div(groups, BIN_THREADS // 32),), (BIN_THREADS,),
-                                                   (self.tile_offsets, nt, self.tile_totals, self.tile_local,
-                                                    self.group_totals))),
-                     ("sparse_scan_tiles", Launch(mod.get_function("sparse_scan_tiles"), (1,), (SCAN_BLOCK,),
-                                                  (self.group_totals, i32(groups), self.list_starts)))]
-        binning = ("sparse_bin", [*([pack] if animated else []), count, *scans, emit])
+            kernels = [
+                ("sparse_count", Launch(mod.get_function("sparse_count"), blocks, threads,
+                                        (st.circles, i32(n), w, h, tx, self.tile_offsets))),
+                ("sparse_scan_chunks", Launch(mod.get_function("sparse_scan_chunks"),
+                                              (ceil_div(groups, BIN_THREADS // 32),), (BIN_THREADS,),
+                                              (self.tile_offsets, nt, self.tile_totals, self.tile_local,
+                                               self.group_totals))),
+                ("sparse_scan_tiles", Launch(mod.get_function("sparse_scan_tiles"), (1,), (SCAN_BLOCK,),
+                                             (self.group_totals, i32(groups), self.list_starts))),
+                ("sparse_emit", Launch(mod.get_function("sparse_emit"), blocks, threads, (
+                    st.circles, i32(n), w, h, tx, self.tile_offsets, self.list_starts, self.tile_local,
+                    self.tile_list, i32(p.capacity))))]
+        binning = ("sparse_bin", [*([pack] if animated else []), *kernels])
         draw = mod.get_function("render_sparse" + suffix)
 
         def draw_stage(cleared: bool):

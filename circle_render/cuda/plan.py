@@ -48,8 +48,8 @@ class FastPlan:
     capacity: int                # list entries the list buffer holds (binned, sparse)
     sparse_shared: bool = False  # sparse binning counts in shared memory (else global atomics)
     sparse_chunks: int = 1       # sparse binning blocks with shared counters (chunks of circles)
-    sparse_blocks: int = 1       # blocks of sparse_count and sparse_emit
-    sparse_held: int = 0         # entries of a chunk that sparse_emit sorts in shared memory
+    sparse_blocks: int = 1       # blocks of sparse_sort (shared), or of sparse_count and sparse_emit
+    sparse_held: int = 0         # entries of a chunk that sparse_sort places in shared memory
     front: int = 0               # circles of the front layer, the scene's last (binned; 0: none)
     front_items: int = 1         # circles per binning thread of the front layer
     front_chunks: int = 1        # binning blocks of the front layer
@@ -68,9 +68,9 @@ class FastPlan:
 
 
 def sparse_held(tiles: int) -> int:
-    """Entries of a chunk that sparse_emit's shared memory holds beside its 16-bit counters and
+    """Entries of a chunk that sparse_sort's shared memory holds beside its 16-bit counters and
     its row of offsets (tiles + 1 ints)."""
-    return max(0, constants.SPARSE_EMIT_BYTES // 4 - (tiles + 1) // 2 - (tiles + 1))
+    return max(0, constants.SPARSE_SORT_BYTES // 4 - (tiles + 1) // 2 - (tiles + 1))
 
 
 def too_large(plan: "FastPlan") -> str | None:

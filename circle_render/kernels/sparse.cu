@@ -1,28 +1,28 @@
-// The fast renderer's sparse path, stages "sparse_bin" (sparse_count, sparse_scan_chunks,
-// sparse_scan_tiles, sparse_emit) and "sparse_draw" (render_sparse): scenes with few circles
+// The fast renderer's sparse path, stages "sparse_bin" (sparse_sort; over 2048 pixels a side
+// sparse_count, sparse_scan_chunks, sparse_scan_tiles, sparse_emit) and "sparse_draw"
+// (render_sparse): scenes with few circles
 // over any pixel (micro2M). Every pixel's circles fit a short list, so circle order is restored
 // per pixel instead of per list. NumPy twins: circle_render/twins/sparse.py.
 //
-// Binning. Circles are taken in chunks of SPARSE_CHUNK, one block a chunk, and every circle is
-// listed under each tile (SPARSE_TILE pixels a side) its pixel box touches. With shared
-// counting (SPARSE_SHARED: up to SPARSE_SHARED_TILES tiles, images of up to 2048 pixels a side)
-// the list is chunk-major: chunk b's entries lie end to end, tile by tile, from starts[b]:
-// 1. sparse_count: each tile's circles of the chunk are counted in shared memory (16-bit
-//    counters, two a word; no global atomics) and scanned over the tiles: offsets[b][t] =
-//    where tile t's segment begins among chunk b's entries, offsets[b][tiles] = their number;
-// 2. sparse_chunk_starts, one block: starts[b] = where chunk b's entries begin, starts[chunks]
-//    = all entries;
-// 3. sparse_emit: each entry is placed at its tile's offset plus its rank among the chunk's
-//    circles in that tile (in no order within a segment) in shared memory, and the chunk's
-//    entries are written out whole: coalesced. (Written one by one to their places, each entry
-//    is an L2 request of its own: 56 against 34 us for micro2M at 1024, counting included.)
+// Binning. Circles are taken in chunks of SPARSE_CHUNK, and every circle is listed under each
+// tile (SPARSE_TILE pixels a side) its pixel box touches. With shared counting (SPARSE_SHARED:
+// up to SPARSE_SHARED_TILES tiles, images of up to 2048 pixels a side) one kernel, sparse_sort,
+// a block a chunk, makes a chunk-major list: chunk b's entries lie end to end, tile by tile,
+// from starts[b]. It counts each tile's circles of the chunk in shared memory (16-bit counters,
+// two a word; no global atomics), scans the counts over the tiles (offsets[b][t] = where tile
+// t's segment begins among the chunk's entries, offsets[b][tiles] = their number), places each
+// entry at its tile's offset plus its rank (in no order within a segment) in shared memory, and
+// writes the chunk's entries out whole: coalesced. (Written one by one to their places, each
+// entry is an L2 request of its own: 56 against 34 us for micro2M at 1024, counting included.)
+// Where its chunk begins, a block learns from the totals the chunks before it publish.
 // Tile t's list is then its segments, one per chunk, in chunk order: segment b is
 // [starts[b] + offsets[b][t], starts[b] + offsets[b][t + 1]); the draw gathers them.
 // With more tiles (global counting, SPARSE_SHARED 0) the counters do not fit in shared memory:
-// one "chunk" holds every circle, sparse_count and sparse_emit use global atomics, and the list
-// is tile-major: sparse_scan_chunks and sparse_scan_tiles scan the counts in groups of 32 tiles
-// (tile t's list starts at group_starts[t / 32] + local[t]) and render_sparse zeroes the counts
-// for the next frame.
+// one "chunk" holds every circle and the list is tile-major, made by four kernels:
+// sparse_count (global atomics), sparse_scan_chunks and sparse_scan_tiles (the counts scanned
+// in groups of 32 tiles: tile t's list starts at group_starts[t / 32] + local[t]), sparse_emit
+// (each entry at its list's start plus its rank, from global atomics again); render_sparse
+// zeroes the counts for the next frame.
 //
 // Drawing. render_sparse, one block per tile, one pixel per thread, finds its tile's segments a
 // thread a segment (SPARSE_THREADS at a time: a window) and takes them in rounds of whole
@@ -62,12 +62,10 @@ __device__ __forceinline__ int bump16(unsigned* counters, int t) {
     return (int)(atomicAdd(&counters[t >> 1], 1u << shift) >> shift & 0xffffu);
 }
 
-#if SPARSE_SHARED
 __device__ __forceinline__ void zero_counters(unsigned* counters, int tiles) {
     for (int k = threadIdx.x; k < (tiles + 1) / 2; k += SPARSE_BIN_THREADS) counters[k] = 0u;
     __syncthreads();
 }
-#endif
 
 // Where tile t's list begins: its group's start and its place in the group.
 __device__ __forceinline__ int list_start(const int* __restrict__ group_starts, const int* __restrict__ local,
@@ -80,39 +78,82 @@ __device__ __forceinline__ int counter16(const unsigned* counters, int t) {
     return (int)(counters[t >> 1] >> (16 * (t & 1)) & 0xffffu);
 }
 
-// Shared counting: row b of offsets (tiles + 1 ints) = chunk b's counts scanned over the tiles,
-// then their sum. Global counting: counts[t] += circles touching tile t.
-extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
-sparse_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
-             int* __restrict__ offsets) {
-#if SPARSE_SHARED
-    __shared__ unsigned counters[SPARSE_SHARED_TILES / 2];
-    __shared__ int warp_sums[32];
-    zero_counters(counters, tiles);
-    const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
-    for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += SPARSE_BIN_THREADS)
-        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) { bump16(counters, t); });
-    __syncthreads();
-    int* row = offsets + blockIdx.x * (tiles + 1);
-    const int total = block_exclusive_scan_n<SPARSE_BIN_THREADS>(
-        tiles, [&](int t) { return counter16(counters, t); }, [&](int t, int before) { row[t] = before; }, warp_sums);
-    if (threadIdx.x == 0) row[tiles] = total;
-#else
-    for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS)
-        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x,
-                      [&](int t) { atomicAdd(&offsets[t], 1); });
-#endif
+// Shared counting: the sum of chunks [0, b)'s entries, each chunk's as published in status[j]
+// (the frame's number above, its total below), waiting for those not yet published. A chunk
+// publishes before it waits, and chunks before b started before it (tickets), so this ends.
+// Every thread must call it.
+__device__ __forceinline__ int entries_before(const unsigned long long* status, int b, unsigned frame,
+                                              int* warp_sums) {
+    int sum = 0;
+    for (int j = threadIdx.x; j < b; j += SPARSE_BIN_THREADS) {
+        unsigned long long v;
+        do v = *(volatile const unsigned long long*)&status[j]; while ((unsigned)(v >> 32) != frame);
+        sum += (int)(unsigned)v;
+    }
+    int all;
+    block_exclusive_scan<SPARSE_BIN_THREADS>(sum, all, warp_sums);
+    return all;
 }
 
-// Shared counting, one block: starts[b] = the entries of chunks 0 .. b - 1 (each chunk's total
-// ends its row of offsets), starts[chunks] = all entries.
-extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
-sparse_chunk_starts(const int* __restrict__ offsets, int chunks, int tiles, int* __restrict__ starts) {
+// Shared counting, one block a chunk (in the order of a ticket, not of blockIdx): counts the
+// chunk's circles in each tile (16-bit shared counters), scans them over the tiles into row b of
+// offsets (tiles + 1 ints, the chunk's total last), publishes that total, places each entry at
+// its tile's offset plus its rank in shared memory (dynamic: the counters, the row, then
+// `held` entries), learns where the chunk begins (starts[b]: the totals of the chunks before it)
+// and writes its entries out whole, coalesced. A chunk of more than `held` entries writes them
+// one by one. Entries from `capacity` on are dropped. ticket counts blocks over all frames.
+extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS, 2)
+sparse_sort(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles, int chunks,
+            int* __restrict__ offsets, int* __restrict__ starts, unsigned long long* __restrict__ ticket,
+            unsigned long long* __restrict__ status, int* __restrict__ list, int capacity, int held) {
+    extern __shared__ unsigned words[];
     __shared__ int warp_sums[32];
-    const int all = block_exclusive_scan_n<SCAN_BLOCK>(
-        chunks, [&](int b) { return offsets[b * (tiles + 1) + tiles]; }, [&](int b, int before) { starts[b] = before; },
-        warp_sums);
-    if (threadIdx.x == 0) starts[chunks] = all;
+    __shared__ unsigned long long taken;
+    unsigned* counters = words;
+    int* row = (int*)(words + (tiles + 1) / 2);
+    int* entries = row + tiles + 1;
+    if (threadIdx.x == 0) taken = atomicAdd(ticket, 1ull);
+    zero_counters(counters, tiles);
+    const int b = (int)(taken % (unsigned)chunks);
+    const unsigned frame = (unsigned)(taken / (unsigned)chunks) + 1u;     // never 0: status starts zeroed
+    const int first = b * SPARSE_CHUNK, end = min(n, first + SPARSE_CHUNK);
+    for (int i = first + threadIdx.x; i < end; i += SPARSE_BIN_THREADS)
+        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) { bump16(counters, t); });
+    __syncthreads();
+    int* out = offsets + b * (tiles + 1);
+    const int count = block_exclusive_scan_n<SPARSE_BIN_THREADS>(
+        tiles, [&](int t) { return counter16(counters, t); },
+        [&](int t, int before) { row[t] = out[t] = before; }, warp_sums);
+    if (threadIdx.x == 0) {
+        out[tiles] = count;
+        __threadfence();
+        atomicExch(&status[b], (unsigned long long)frame << 32 | (unsigned)count);
+    }
+    zero_counters(counters, tiles);
+    const bool whole = count <= held;          // the same for every thread
+    const int base = whole ? 0 : entries_before(status, b, frame, warp_sums);
+    for (int i = first + threadIdx.x; i < end; i += SPARSE_BIN_THREADS)
+        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
+            const int j = row[t] + bump16(counters, t);
+            if (whole) entries[j] = i;
+            else if (base + j < capacity) list[base + j] = i;
+        });
+    const int at = whole ? entries_before(status, b, frame, warp_sums) : base;   // has a barrier
+    if (threadIdx.x == 0) {
+        starts[b] = at;
+        if (b == chunks - 1) starts[chunks] = at + count;
+    }
+    if (whole)
+        for (int j = threadIdx.x; j < count && at + j < capacity; j += SPARSE_BIN_THREADS) list[at + j] = entries[j];
+}
+
+// Global counting: counts[t] += circles touching tile t.
+extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
+sparse_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_x,
+             int* __restrict__ counts) {
+    for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS)
+        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x,
+                      [&](int t) { atomicAdd(&counts[t], 1); });
 }
 
 // Global counting. Warp g of all: tiles [32g, 32g + 32), a lane each: local[t] = the counts of
@@ -153,41 +194,17 @@ sparse_scan_tiles(const int* __restrict__ group_totals, int groups, int* __restr
     if (threadIdx.x == 0) group_starts[groups] = all;
 }
 
-// Shared counting: chunk b's entries, each at starts[b] + offsets[b][t] + its rank among the
-// chunk's circles in tile t. They are placed in shared memory first (dynamic: the counters,
-// the chunk's row of offsets, then `held` entries) and written out whole, coalesced; a chunk
-// of more entries than that writes them one by one. Entries from `capacity` on are dropped.
-// Global counting: each entry at tile t's list start plus its rank, counts[t] counting ranks.
+// Global counting: each entry at tile t's list start plus its rank, counts[t] counting ranks
+// (from 0: sparse_scan_chunks).
 extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
-sparse_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_x, int tiles,
-            int* __restrict__ offsets, const int* __restrict__ starts, const int* __restrict__ local,
-            int* __restrict__ list, int capacity, int held) {
-#if SPARSE_SHARED
-    extern __shared__ unsigned words[];
-    unsigned* counters = words;
-    int* row = (int*)(words + (tiles + 1) / 2);
-    int* entries = row + tiles + 1;
-    for (int t = threadIdx.x; t <= tiles; t += SPARSE_BIN_THREADS) row[t] = offsets[blockIdx.x * (tiles + 1) + t];
-    zero_counters(counters, tiles);
-    const int base = starts[blockIdx.x], count = row[tiles];
-    const bool whole = count <= held;          // the same for every thread
-    const int end = min(n, (blockIdx.x + 1) * SPARSE_CHUNK);
-    for (int i = blockIdx.x * SPARSE_CHUNK + threadIdx.x; i < end; i += SPARSE_BIN_THREADS)
-        for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
-            const int j = row[t] + bump16(counters, t);
-            if (whole) entries[j] = i;
-            else if (base + j < capacity) list[base + j] = i;
-        });
-    if (!whole) return;
-    __syncthreads();
-    for (int j = threadIdx.x; j < count && base + j < capacity; j += SPARSE_BIN_THREADS) list[base + j] = entries[j];
-#else
+sparse_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_x,
+            int* __restrict__ counts, const int* __restrict__ group_starts, const int* __restrict__ local,
+            int* __restrict__ list, int capacity) {
     for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
-            const int pos = list_start(starts, local, t) + atomicAdd(&offsets[t], 1);
+            const int pos = list_start(group_starts, local, t) + atomicAdd(&counts[t], 1);
             if (pos < capacity) list[pos] = i;
         });
-#endif
 }
 
 // ---- render_sparse ----

@@ -37,7 +37,7 @@ def tile_touch(box, tiles_x: int, tiles_y: int) -> TileTouch:
 
 def sparse_count(touch: TileTouch, chunk: int | None) -> np.ndarray:
     """(chunks, tiles) int32: the circles of each chunk of ``chunk`` circles touching each tile
-    (chunk None: global counting, one row)."""
+    (chunk None: global counting, one row, what the kernel sparse_count counts)."""
     chunks = 1 if chunk is None else max(1, ceil_div(touch.n, chunk))
     b = np.zeros_like(touch.circle) if chunk is None else touch.circle // chunk
     return np.bincount(b * touch.tiles + touch.tile, minlength=chunks * touch.tiles).astype(np.int32).reshape(
@@ -45,7 +45,7 @@ def sparse_count(touch: TileTouch, chunk: int | None) -> np.ndarray:
 
 
 def sparse_offsets(counts: np.ndarray) -> np.ndarray:
-    """Shared counting, sparse_count's rows: (chunks, tiles + 1) int32, each chunk's counts
+    """Shared counting: (chunks, tiles + 1) int32, each chunk's counts
     scanned over the tiles (where each tile's segment begins among the chunk's entries), then
     the chunk's total."""
     scanned = np.cumsum(counts, axis=1, dtype=np.int64)
@@ -56,6 +56,13 @@ def sparse_chunk_starts(offsets: np.ndarray) -> np.ndarray:
     """Shared counting: where each chunk's entries start in the list, chunks end to end; one
     more entry, the total."""
     return np.concatenate([[0], np.cumsum(offsets[:, -1], dtype=np.int64)]).astype(np.int32)
+
+
+def sparse_sort(touch: TileTouch, chunk: int):
+    """Shared counting, sparse_sort's outputs: (offsets, starts, list), each chunk's row of tile
+    offsets, where each chunk's entries start (then all of them) and the chunk-major list."""
+    offsets = sparse_offsets(sparse_count(touch, chunk))
+    return offsets, sparse_chunk_starts(offsets), sparse_list(touch, chunk)
 
 
 def sparse_scan_chunks(counts: np.ndarray, group: int = 32):
@@ -80,8 +87,9 @@ def list_starts(group_starts: np.ndarray, local: np.ndarray, group: int = 32) ->
 
 
 def sparse_emit(touch: TileTouch, chunk: int | None, tile: int) -> list[np.ndarray]:
-    """Tile ``tile``'s list as segments (one per chunk, in chunk order), each the circle
-    indices in circle order (the GPU writes each segment in no order)."""
+    """Tile ``tile``'s list as segments (one per chunk, in chunk order; chunk None: global
+    counting, one), each the circle indices in circle order (the GPU writes each segment in no
+    order)."""
     circles = touch.of_tile(tile)
     if chunk is None:
         return [circles]
