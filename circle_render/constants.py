@@ -81,9 +81,11 @@ SPARSE_SORT_BYTES = 110 * 1024       # sparse_sort's shared memory (two blocks a
                                      # counters, its chunk's offsets and, if they fit, its
                                      # chunk's entries, written out whole (else one by one)
 SPARSE_GROUP_TILES = 32              # tiles whose list starts a warp of sparse_scan_chunks finds
-SPARSE_AHEAD = 4                     # entries of its tile's segment of a chunk that a thread of
+SPARSE_AHEAD = 6                     # entries of its tile's segment of a chunk that a thread of
                                      # render_sparse loads before the block scans the segments
-                                     # (micro2M's hold 2 to 3 at 1024); its warp copies the rest
+                                     # (micro2M's hold 2 to 3 at 1024; its draw 146.4 us at 2, 145.2
+                                     # at 4, 143.1 at 6, 144.0 at 8); longer ones, the thread or
+                                     # its warp copies after the scan
 SPARSE_STAGE = 768                   # circles render_sparse stages in shared memory at a time
                                      # (flat; snow two thirds): micro2M's tiles hold about 620
 SPARSE_BITS = 1                      # render_sparse orders each pixel's circles by bit masks (1)

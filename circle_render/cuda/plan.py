@@ -23,7 +23,8 @@ from circle_render.scenes.scene import FLAT
 from circle_render.util import ceil_div
 
 TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
-           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS", "FRONT_DEPTH", "BIN_TARGET_BLOCKS", "SPARSE_BITS")
+           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS", "FRONT_DEPTH", "BIN_TARGET_BLOCKS", "SPARSE_BITS",
+           "SPARSE_MIN_BLOCKS", "SPARSE_AHEAD")
 HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH", "FRONT_DEPTH", "BIN_TARGET_BLOCKS")   # host choices, not compiled
 STAGES = {"walk": ("draw",), "binned": ("bin", "draw"), "sparse": ("sparse_bin", "sparse_draw")}
 BACK_STAGES = ("bin_back", "draw_back")      # binned with a front layer: the deferred tiles
