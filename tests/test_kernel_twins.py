@@ -195,6 +195,20 @@ def test_render_sparse_fallbacks_keep_serial_order(scene, size, options):
     assert np.abs(got - want).max() < 1e-5
 
 
+def test_render_sparse_takes_more_chunks_than_a_window():
+    # over SPARSE_THREADS (256) chunks of 8,192 circles: a tile's segments come a window of 256 at
+    # a time, each window in rounds (about 250 entries a segment here: three a round)
+    rng = np.random.default_rng(5)
+    n = 2_200_000
+    position, color = rng.random((n, 3), dtype=np.float32), rng.random((n, 3), dtype=np.float32)
+    radius = np.full(n, 0.003, np.float32)
+    r = _fast(Scene("many", position.copy(), radius.copy(), color.copy()), 96, sparse=True)
+    assert r.plan.sparse_shared and r.plan.sparse_chunks > 256
+    r.clear(); r.advance(); r.render()
+    want = reference_image(Scene("many", position, radius, color), 96, 96, steps=1)
+    assert np.abs(r.get_image() - want).max() < 1e-6
+
+
 @pytest.mark.parametrize("scene,frames", [("micro2M", 0), ("fireworks", 3)])
 def test_pack_records_equals_its_twin(scene, frames):
     # a still scene is packed once at load; an animated one every frame, before binning

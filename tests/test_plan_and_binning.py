@@ -3,7 +3,16 @@ sizes, lists, capacity bounds (no GPU needed)."""
 import numpy as np
 import pytest
 
-from circle_render.constants import BIN_MAX_ITEMS, BIN_TARGET_BLOCKS, BIN_THREADS, BLOCK_THREADS, FAST_TILE, SUPER_GRID
+from circle_render.constants import (
+    BIN_MAX_ITEMS,
+    BIN_TARGET_BLOCKS,
+    BIN_THREADS,
+    BLOCK_THREADS,
+    FAST_TILE,
+    SPARSE_CHUNK,
+    SPARSE_SORT_BYTES,
+    SUPER_GRID,
+)
 from circle_render.cpu.animation import advance
 from circle_render.cpu.shading import circle_bounds
 from circle_render.cuda import plan as P
@@ -127,6 +136,21 @@ def test_sparse_path_is_chosen_by_depth():
         if path == "sparse":
             assert plan.tile * plan.tile == BLOCK_THREADS    # a pixel a thread
     assert abs(P.mean_depth(make_scene("micro2M").radius) - 2e6 * np.pi * 1e-6) < 0.01
+
+
+@pytest.mark.parametrize("size,whole", [(517, True), (1024, True), (1600, True), (2048, False)])
+def test_sparse_sort_holds_a_chunk_in_shared_memory_where_it_fits(size, whole):
+    # sparse_sort's shared memory: 16-bit counters, a row of tiles + 1 offsets, then `held`
+    # entries; micro2M's chunks are written out whole up to 1600 pixels, entry by entry at 2048
+    s = make_scene("micro2M")
+    plan = P.plan_fast(s, size, size)
+    tiles = plan.tiles[0] * plan.tiles[1]
+    assert plan.sparse_shared and plan.sparse_chunks == -(-s.n // SPARSE_CHUNK)
+    assert 4 * ((tiles + 1) // 2 + tiles + 1 + plan.sparse_held) <= SPARSE_SORT_BYTES
+    touch = S.tile_touch(tile_box(s.position, s.radius, size, size, plan.tile), *plan.tiles)
+    largest = S.sparse_count(touch, SPARSE_CHUNK).sum(axis=1).max()
+    assert (largest <= plan.sparse_held) == whole
+    assert not P.plan_fast(s, 2100, 2100).sparse_shared      # over SPARSE_SHARED_TILES: global
 
 
 def test_sparse_draw_orders_small_circles_by_pixel_bits():
