@@ -45,9 +45,8 @@ def sparse_count(touch: TileTouch, chunk: int | None) -> np.ndarray:
 
 
 def sparse_offsets(counts: np.ndarray) -> np.ndarray:
-    """Shared counting: (chunks, tiles + 1) int32, each chunk's counts
-    scanned over the tiles (where each tile's segment begins among the chunk's entries), then
-    the chunk's total."""
+    """Shared counting: (chunks, tiles + 1) int32, each chunk's counts scanned over the tiles
+    (where each tile's segment begins among the chunk's entries), then the chunk's total."""
     scanned = np.cumsum(counts, axis=1, dtype=np.int64)
     return np.hstack([np.zeros((len(counts), 1), np.int64), scanned]).astype(np.int32)
 
