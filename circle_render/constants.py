@@ -74,7 +74,8 @@ SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at 
 SPARSE_TILE = 16                     # the sparse path's tiles: a pixel a thread of a block
 SPARSE_CHUNK = 8192                  # circles per sparse binning block (the lists keep chunk order)
 SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side) the sparse
-                                     # binning counts in shared memory (16-bit counters, 32 KB)
+                                     # binning counts in shared memory (16-bit counters, 32 KB;
+                                     # the plan's choice: sparse.cu sizes them by the tiles)
 SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (grid-stride beyond)
 SPARSE_BIN_THREADS = 1024            # threads per block of the sparse binning kernels
 SPARSE_SORT_BYTES = 110 * 1024       # sparse_sort's shared memory (two blocks an SM): its
@@ -129,10 +130,8 @@ DERIVED = {
 SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS", "CULL_ITEMS",
           "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
           "FAST_MIN_BLOCKS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
-          "SPARSE_SHARED_TILES", "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_SHARED",
-          "SPARSE_AHEAD",
-          "SPARSE_BITS",
-          "T_EPS", "REACH_MARGIN", "DRAW_ALL", "DRAW_FRONT", "DRAW_BACK",
+          "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_SHARED", "SPARSE_AHEAD",
+          "SPARSE_BITS", "T_EPS", "REACH_MARGIN", "DRAW_ALL", "DRAW_FRONT", "DRAW_BACK",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
           "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",
           "BALL_GRAVITY", "BALL_BOUNCE", "BALL_STOP_EPS", "SPARK_RANGE", "SNOW_GRAVITY", "SNOW_DRAG",

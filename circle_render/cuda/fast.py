@@ -13,9 +13,9 @@ launches, and replays a frame's stages as one CUDA graph:
   every circle; both return at once when there are none (the usual case);
 - ``sparse_bin`` and ``sparse_draw`` (sparse path, kernels/sparse.cu): every circle listed
   under each tile it touches, chunk by chunk (sparse_sort; over 2048 pixels a side
-  sparse_count, sparse_scan_chunks, sparse_scan_tiles and sparse_emit), then each tile's circles put in order in shared memory and
-  blended in that order (render_sparse: from per-pixel bit masks for small circles, else warp by
-  warp).
+  sparse_count, sparse_scan_chunks, sparse_scan_tiles and sparse_emit), then each tile's
+  circles put in order in shared memory and blended in that order (render_sparse: from
+  per-pixel bit masks for small circles, else warp by warp).
 NumPy twins of every kernel: circle_render/twins/. ``clear`` is fused into the draw stage: it
 only records that the image is to start from the clear colour (``get_image`` honours a clear
 that no render followed).
