@@ -4,7 +4,10 @@
 // circle_render/twins/draw.py.
 #include "walk.cuh"
 
-static_assert(SUPERTILES <= 64, "draw_tile reads the list lengths two a lane");
+#ifndef LIST_STARTS
+#define LIST_STARTS 0
+#endif
+static_assert(LIST_STARTS || SUPERTILES <= 64, "draw_tile reads the list lengths two a lane");
 
 // One tile: its supertile's list when binned and the lists are within capacity, otherwise every
 // circle (supertiles are tiles_per_super tiles a side, a power of two: the supertile is two
@@ -17,7 +20,15 @@ __device__ __forceinline__ bool draw_tile(
         const float4* __restrict__ rows, int cleared, int width, int height, bool defer) {
     int begin = 0, end = n;
     bool listed = false;
-    if (binned) {          // the list lengths, two a lane: this list's start and the total
+    if (binned && LIST_STARTS) {      // totals holds the lists' starts, and their total last
+        const int shift = __ffs(tiles_per_super) - 1;
+        const int s = (t.y >> shift) * SUPER_GRID + (t.x >> shift);
+        if (totals[SUPERTILES] <= capacity) {
+            begin = totals[s];
+            end = totals[s + 1];
+            listed = true;
+        }
+    } else if (binned) {          // the list lengths, two a lane: this list's start and the total
         const int shift = __ffs(tiles_per_super) - 1;
         const int s = (t.y >> shift) * SUPER_GRID + (t.x >> shift);
         const int lane = threadIdx.x & 31;

@@ -1,0 +1,103 @@
+"""Experiment: the draw of a binned scene with finer supertiles, lists made on the host.
+
+The binning kernels hold a circle's supertiles as bits of a 64-bit mask (SUPER_GRID <= 8). This
+probe asks what the draw alone would gain from finer supertiles before any binning is written
+for them: it lists the front layer's circles per supertile on the host (the twin's rule: every
+supertile the tile box touches, circle order), compiles kernels/draw.cu with SUPER_GRID = g and
+LIST_STARTS (list starts instead of lengths), times render_fast (CUDA events, median of
+launches back to back) and compares its image with the renderer's own.
+
+    PYTHONPATH=. python benchmarks/supergrid_probe.py --scene rand1M --size 4096 --grids 8,16,32
+"""
+import argparse
+import json
+
+import numpy as np
+
+
+def host_lists(position, radius, width, height, tile, super_px, grid):
+    """(entries (k, 2) uint32, starts (grid^2 + 1) int32): each supertile's list in circle order."""
+    from circle_render.twins.tiles import pack_in_cell, tile_box
+    box = tile_box(position, radius, width, height, tile)
+    per = super_px // tile
+    x0, x1, y0, y1 = box
+    live = x0 <= x1
+    sx0, sx1, sy0, sy1 = x0 // per, x1 // per, y0 // per, y1 // per
+    cells, index = [], []
+    for dy in range(int((sy1 - sy0)[live].max()) + 1):
+        for dx in range(int((sx1 - sx0)[live].max()) + 1):
+            ok = live & (sx0 + dx <= sx1) & (sy0 + dy <= sy1)
+            cells.append(((sy0 + dy) * grid + sx0 + dx)[ok])
+            index.append(np.nonzero(ok)[0])
+    cell, i = np.concatenate(cells), np.concatenate(index)
+    order = np.lexsort((i, cell))
+    cell, i = cell[order], i[order]
+    packed = pack_in_cell(tuple(b[i] for b in box), (cell % grid) * per, (cell // grid) * per, per)
+    starts = np.concatenate([[0], np.cumsum(np.bincount(cell, minlength=grid * grid))]).astype(np.int32)
+    return np.stack([i.astype(np.uint32), packed], axis=1), starts
+
+
+def time_launch(launch, reps=20):
+    import cupy as cp
+    ev = [cp.cuda.Event() for _ in range(reps + 1)]
+    launch()
+    ev[0].record()
+    for e in ev[1:]:
+        launch()
+        e.record()
+    ev[-1].synchronize()
+    return float(np.median([cp.cuda.get_elapsed_time(a, b) for a, b in zip(ev, ev[1:])])) * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scene", default="rand1M")
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--grids", default="8,16,32")
+    ap.add_argument("--variants", default='[{}]', help="JSON list of extra compile defines")
+    ap.add_argument("-o", "--output")
+    a = ap.parse_args()
+    import cupy as cp
+
+    from circle_render.constants import BLOCK_THREADS, DRAW_FRONT
+    from circle_render.cuda.fast import FastCudaRenderer
+    from circle_render.cuda.module import Launch, load_module
+    from circle_render.cuda.plan import supertile_px
+    from circle_render.scenes import make_scene
+    i32 = np.int32
+    scene = make_scene(a.scene)
+    W = H = a.size
+    base = FastCudaRenderer()
+    base.load(scene, W, H)
+    base.clear(); base.render(); base.synchronize()
+    want = base.get_image()
+    p = base.plan
+    first = p.n - p.front
+    pos, rad = scene.position[first:], scene.radius[first:]
+    circles, colors = base.state.circles[first:], base.state.colors[first:]
+    out = {"scene": a.scene, "size": a.size, "front": int(p.front), "runs": []}
+    for g in map(int, a.grids.split(",")):
+        spx = supertile_px(W, H, p.tile, g)
+        entries, starts = host_lists(pos, rad, W, H, p.tile, spx, g)
+        lst, st = cp.asarray(entries), cp.asarray(starts)
+        deferred = cp.zeros(2 + p.tiles[0] * p.tiles[1], dtype=np.int32)
+        for variant in json.loads(a.variants):
+            defines = p.defines | {"SUPER_GRID": g, "LIST_STARTS": 1} | variant
+            draw = load_module("draw.cu", defines, fmad=True).get_function("render_fast")
+            launch = Launch(draw, p.tiles, (BLOCK_THREADS,), (
+                circles, colors, i32(p.front), lst, st, i32(len(entries)), i32(spx // p.tile), i32(1),
+                base.image.pixels, base.image.rows, i32(1), i32(W), i32(H), deferred, i32(DRAW_FRONT)))
+            us = time_launch(launch)
+            got = base.get_image()
+            diff = float(np.abs(got - want).max())
+            run = {"grid": g, "super_px": spx, "entries": int(len(entries)), "variant": variant,
+                   "render_fast_us": us, "deferred": int(deferred[0].get()), "max_diff": diff}
+            out["runs"].append(run)
+            print(json.dumps(run), flush=True)
+    if a.output:
+        with open(a.output, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
