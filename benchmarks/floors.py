@@ -81,8 +81,8 @@ def counts(name: str, size: int) -> dict:
     tiles = p.tiles[0] * p.tiles[1]
     pairs = int(((box[1] - box[0] + 1).clip(0) * (box[3] - box[2] + 1).clip(0)).sum())   # (circle, tile)
     if p.path == "binned":
-        entries = int(B.super_touch(scene.position, scene.radius, size, size, p.tile, p.super_px,
-                                    p.super_grid).sum())
+        entries = len(B.super_touch(scene.position, scene.radius, size, size, p.tile, p.super_px,
+                                    p.super_grid).circle)
         entry_bytes = 8
     elif p.path == "sparse":
         entries, entry_bytes = pairs, 4

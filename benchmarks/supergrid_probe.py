@@ -1,11 +1,11 @@
-"""Experiment: the draw of a binned scene with finer supertiles, lists made on the host.
+"""Experiment: the draw of a binned scene with any supertile grid, lists made on the host.
 
-The binning kernels hold a circle's supertiles as bits of a 64-bit mask (SUPER_GRID <= 8). This
-probe asks what the draw alone would gain from finer supertiles before any binning is written
-for them: it lists the front layer's circles per supertile on the host (the twin's rule: every
-supertile the tile box touches, circle order), compiles kernels/draw.cu with SUPER_GRID = g and
-LIST_STARTS (list starts instead of lengths), times render_fast (CUDA events, median of
-launches back to back) and compares its image with the renderer's own.
+What the draw alone does with other supertiles, whatever the binning supports: it lists the
+front layer's circles (or every circle) per supertile on the host (the twin's rule: every
+supertile the tile box touches, circle order), compiles kernels/draw.cu with SUPER_GRID = g,
+times render_fast (CUDA events, median of launches back to back) and compares its image with
+the renderer's own (r, g, b: alpha follows how hits fall into rounds). This is how the plan's
+supertiles were chosen (constants.SUPER_RADII; docs/perf-notes.md, tenth pass).
 
     PYTHONPATH=. python benchmarks/supergrid_probe.py --scene rand1M --size 4096 --grids 8,16,32
 """
@@ -59,7 +59,7 @@ def main():
     a = ap.parse_args()
     import cupy as cp
 
-    from circle_render.constants import BLOCK_THREADS, DRAW_FRONT
+    from circle_render.constants import BLOCK_THREADS, DRAW_ALL, DRAW_FRONT
     from circle_render.cuda.fast import FastCudaRenderer
     from circle_render.cuda.module import Launch, load_module
     from circle_render.cuda.plan import supertile_px
@@ -72,24 +72,27 @@ def main():
     base.clear(); base.render(); base.synchronize()
     want = base.get_image()
     p = base.plan
-    first = p.n - p.front
+    front = p.front or p.n          # the circles the first draw takes (all, without a front layer)
+    first = p.n - front
+    layer = DRAW_FRONT if p.front else DRAW_ALL
+    kernel = "render_fast_snow" if scene.shading == "snow" else "render_fast"
     pos, rad = scene.position[first:], scene.radius[first:]
     circles, colors = base.state.circles[first:], base.state.colors[first:]
-    out = {"scene": a.scene, "size": a.size, "front": int(p.front), "runs": []}
+    out = {"scene": a.scene, "size": a.size, "front": int(front), "path": p.path, "runs": []}
     for g in map(int, a.grids.split(",")):
         spx = supertile_px(W, H, p.tile, g)
         entries, starts = host_lists(pos, rad, W, H, p.tile, spx, g)
         lst, st = cp.asarray(entries), cp.asarray(starts)
         deferred = cp.zeros(2 + p.tiles[0] * p.tiles[1], dtype=np.int32)
         for variant in json.loads(a.variants):
-            defines = p.defines | {"SUPER_GRID": g, "LIST_STARTS": 1} | variant
-            draw = load_module("draw.cu", defines, fmad=True).get_function("render_fast")
+            defines = p.defines | {"SUPER_GRID": g} | variant
+            draw = load_module("draw.cu", defines, fmad=True).get_function(kernel)
             launch = Launch(draw, p.tiles, (BLOCK_THREADS,), (
-                circles, colors, i32(p.front), lst, st, i32(len(entries)), i32(spx // p.tile), i32(1),
-                base.image.pixels, base.image.rows, i32(1), i32(W), i32(H), deferred, i32(DRAW_FRONT)))
+                circles, colors, i32(front), lst, st, i32(len(entries)), i32(spx // p.tile), i32(1),
+                base.image.pixels, base.image.rows, i32(1), i32(W), i32(H), deferred, i32(layer)))
             us = time_launch(launch)
             got = base.get_image()
-            diff = float(np.abs(got - want).max())
+            diff = float(np.abs(got - want)[..., :3].max())      # alpha follows the rounds
             run = {"grid": g, "super_px": spx, "entries": int(len(entries)), "variant": variant,
                    "render_fast_us": us, "deferred": int(deferred[0].get()), "max_diff": diff}
             out["runs"].append(run)

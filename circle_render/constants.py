@@ -49,7 +49,17 @@ FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixel
                                      # circles too: 32 beat 16 for rand1M 61.6 against 110 us,
                                      # snowsingle 77.7 against 91.5, snow 10.5 against 23.7
 LARGE_CIRCLE_PX = 128                # scenes of circles above this (biglittle: 235): see CULL_ITEMS
-SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles
+SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles;
+                                     # the plan chooses it per scene and size (SUPER_RADII), this is
+                                     # the default of kernels compiled on their own
+SUPER_RADII = 4                      # supertiles are the fewest tiles (a power of two) at least this
+                                     # many mean radii a side: the draw measured fastest so for
+                                     # rand1M, rand100k and snowsingle at 1024 and 4096 (rand1M 4096:
+                                     # 263.8 us against 313.1 with 8 x 8 supertiles; perf-notes)
+MAX_SUPER_GRID = 32                  # ... and at most this many a side (bin_emit: a counter per warp
+                                     # and supertile in shared memory)
+BIN_COUNTS = 1 << 18                 # binning chunks are made larger where supertiles x chunks
+                                     # would pass this (the counts matrix bin_scan scans)
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *
 BIN_MAX_ITEMS = 16                   # BIN_THREADS) circles, at most BIN_MAX_ITEMS (the counts
@@ -67,7 +77,10 @@ FAST_MIN_BLOCKS = 4                  # render_fast's blocks an SM at least (4: 6
                                      # spill a little)
 TILE_ORDER = 1                       # 1: blocks draw the image's border ring of tiles first (the
                                      # longest walks are there), 2: ring by ring from the border in
-                                     # (measured slower for rand10k), 0: row by row
+                                     # (measured slower for rand10k), 0: row by row ...
+ROW_ORDER_MIN_PX = 4096              # ... which binned images of at least this many pixels a side
+                                     # take (rand1M 263.9 -> 258.6 us, snowsingle 554.7 -> 545.2,
+                                     # rand100k 152.8 -> 150.4 at 4096; at 1024 rand1M lost 2.8 us)
 SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
                                      # circles a pixel (sum of areas / image) draw sparse: no
                                      # pixel saturates, so every circle is drawn, in order per tile
@@ -127,7 +140,7 @@ DERIVED = {
     "TILE_ITEMS": lambda c: c["SCAN_THREADS"] * c["SCAN_ITEMS"],
 }
 # What every kernel module is compiled with (as -D macros), before overrides and DERIVED.
-SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "BIN_THREADS", "CULL_ITEMS",
+SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "MAX_SUPER_GRID", "BIN_THREADS", "BIN_MAX_ITEMS", "CULL_ITEMS",
           "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
           "FAST_MIN_BLOCKS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
           "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_SHARED", "SPARSE_AHEAD",

@@ -38,7 +38,8 @@ def test_unbinned_when_told_and_explicit_values_win():
 
 def test_plan_is_a_record_of_the_choices():
     p = plan_fast(make_scene("rand100k"), 1024, 1024)
-    assert (p.path, p.tile, p.tiles, p.super_px) == ("binned", 32, (32, 32), 128)
+    assert (p.path, p.tile, p.tiles, p.super_px, p.super_grid) == ("binned", 32, (32, 32), 256, 4)
+    assert p.defines["SUPER_GRID"] == 4                    # the plan's grid reaches the kernels
     assert p.stage_names == ("bin", "draw", "bin_back", "draw_back")      # a front layer
     assert p.chunks * p.chunk >= p.n > (p.chunks - 1) * p.chunk
     assert "BIN_MIN_CIRCLES" not in p.defines and p.defines["FAST_TILE"] == 32

@@ -33,8 +33,13 @@ def _run(r, *names):
 
 # ---- bin.cu ----
 
+# the plan's grids (micro2M forced binned: 32 x 32 supertiles), given grids, huge circles among
+# small ones (biglittle on 32 x 32 supertiles: a warp takes up to 16 x 16 slots a group), and
+# 3,907 chunks (bin_scan's runs longer than it holds at once)
 BIN_CASES = [("rand100k", 64, {}), ("rand100k", 517, {}), ("snow", 1024, {}), ("micro2M", 1024, {}),
-             ("rand10k", 517, {"SUPER_GRID": 4, "FAST_TILE": 16}), ("rand100k", 1024, {"SUPER_GRID": 6})]
+             ("rand10k", 517, {"SUPER_GRID": 4, "FAST_TILE": 16}), ("rand100k", 1024, {"SUPER_GRID": 6}),
+             ("biglittle", 1024, {"SUPER_GRID": 32}), ("rand1M", 4096, {}),
+             ("rand1M", 1024, {"SUPER_GRID": 8, "BIN_TARGET_BLOCKS": 4096})]
 
 
 def _bin_twin(s, r):
@@ -68,12 +73,11 @@ def test_bin_scan_and_emit_equal_their_twins(scene, size, tuning):
 def _assert_lists_equal_twin(s, r, chunk):
     """The renderer's supertile lists, as the bin stage left them, are the twin's for scene s."""
     touch, box = _bin_twin(s, r)
-    counts, _ = B.bin_count(touch, chunk)
-    prefix, totals = B.bin_scan(counts, r.plan.super_grid ** 2)
-    prefix = np.asarray(prefix).reshape(-1)
-    got_prefix, got_totals, got_list = r.counts.get(), r.totals.get(), r.list.get()
-    assert np.array_equal(got_prefix[:len(prefix)], prefix)     # rows of the layer's chunks
+    prefix, totals = B.bin_scan(B.bin_count(touch, chunk)[0], r.plan.super_grid ** 2)
+    got_prefix, got_totals, got_starts, got_list = r.binned_lists()
+    assert np.array_equal(got_prefix.reshape(-1)[:len(prefix)], prefix)     # rows of the layer's chunks
     assert np.array_equal(got_totals, totals)
+    assert np.array_equal(got_starts, B.list_starts(totals))
     entries = B.bin_emit(touch, box, r.plan.super_px // r.plan.tile, r.plan.super_grid)
     assert np.array_equal(got_list[:len(entries)], entries)
 

@@ -4,11 +4,14 @@ import numpy as np
 import pytest
 
 from circle_render.constants import (
+    BIN_COUNTS,
     BIN_MAX_ITEMS,
     BIN_TARGET_BLOCKS,
     BIN_THREADS,
     BLOCK_THREADS,
     FAST_TILE,
+    MAX_CELL_TILES,
+    MAX_SUPER_GRID,
     SPARSE_CHUNK,
     SPARSE_SORT_BYTES,
     SUPER_GRID,
@@ -46,7 +49,7 @@ def test_every_tile_finds_its_circles_in_its_supertile_list(scene, size, tile, g
     touch, px = _touch(s, size, tile, grid)
     box = tile_box(s.position, s.radius, size, size, tile)
     entries = B.bin_emit(touch, box, px // tile, grid)
-    starts = np.concatenate([[0], np.cumsum(touch.sum(axis=1))])
+    starts = B.list_starts(np.bincount(touch.tile, minlength=grid * grid))
     x0, x1, y0, y1 = circle_bounds(s.position, s.radius, size, size)
     step = max(tile * 3, size // 40 // tile * tile)
     for ty in range(0, size, step):
@@ -67,21 +70,58 @@ def test_every_tile_finds_its_circles_in_its_supertile_list(scene, size, tile, g
 @pytest.mark.parametrize("scene", ["rand10k", "snow", "micro2M"])
 def test_counts_offsets_and_lists_agree(scene):
     s = make_scene(scene)
-    touch, _ = _touch(s, 256)
+    touch, px = _touch(s, 256)
     chunk = BIN_THREADS * P.items_per_thread(s.n)
     counts, warp_offsets = B.bin_count(touch, chunk)
     prefix, totals = B.bin_scan(counts, SUPER_GRID ** 2)
     chunks = ceil_div(s.n, chunk)
     assert counts.shape == (SUPER_GRID ** 2 * chunks,) and warp_offsets.shape == (chunks * 8 * SUPER_GRID ** 2,)
-    assert list(totals) == list(touch.sum(axis=1))
-    rows, pre = counts.reshape(SUPER_GRID ** 2, chunks), prefix.reshape(SUPER_GRID ** 2, chunks)
+    assert list(totals) == list(np.bincount(touch.tile, minlength=SUPER_GRID ** 2))
+    rows, pre = counts.reshape(chunks, SUPER_GRID ** 2).T, prefix.reshape(chunks, SUPER_GRID ** 2).T
     assert np.array_equal(pre[:, 0], np.zeros(SUPER_GRID ** 2))
     assert np.array_equal(pre[:, -1] + rows[:, -1], totals)
-    # a warp's offset counts the circles of its chunk's earlier warps, checked by hand for a few
-    w = warp_offsets.reshape(chunks, 8, SUPER_GRID ** 2)
-    for b, warp, st in [(0, 0, 0), (0, 3, 9), (chunks - 1, 7, 63), (chunks // 2, 5, 27)]:
-        lo = b * chunk
-        assert w[b, warp, st] == touch[st, lo:lo + warp * chunk // 8].sum()
+    # a chunk's count, checked by hand from the pixel boxes for a few (chunk, supertile)
+    x0, x1, y0, y1 = circle_bounds(s.position, s.radius, 256, 256)
+    for b, st in [(0, 0), (chunks - 1, 63), (chunks // 2, 27), (chunks // 3, 9)]:
+        lo, hi = b * chunk, min(s.n, (b + 1) * chunk)
+        sx, sy = st % SUPER_GRID * px, st // SUPER_GRID * px
+        c = slice(lo, hi)
+        meets = (x0[c] < x1[c]) & (y0[c] < y1[c]) & (x0[c] < sx + px) & (x1[c] > sx) & (y0[c] < sy + px) & (y1[c] > sy)
+        assert rows[st, b] == meets.sum()
+        # and its warps' offsets: the circles of the chunk's earlier warps touching st
+        w = warp_offsets.reshape(chunks, 8, SUPER_GRID ** 2)[b, :, st].astype(np.int64)
+        per_warp = [meets[k * chunk // 8:(k + 1) * chunk // 8].sum() for k in range(8)]
+        assert list(w) == list(np.cumsum(per_warp) - per_warp)
+    assert B.list_starts(totals)[-1] == len(B.bin_emit(touch, tile_box(s.position, s.radius, 256, 256, FAST_TILE),
+                                                         px // FAST_TILE, SUPER_GRID))
+
+
+@pytest.mark.parametrize("scene,size,grid", [("rand1M", 1024, 16), ("rand1M", 4096, 16), ("rand100k", 1024, 4),
+                                             ("rand100k", 4096, 4), ("snowsingle", 1024, 16),
+                                             ("snowsingle", 4096, 16)])
+def test_the_plan_picks_the_supertiles_measured_fastest(scene, size, grid):
+    # benchmarks/supergrid_probe.py: the draw against 4, 8, 16 and 32 supertiles a side
+    # (docs/perf-notes.md, tenth pass); every other binned plan follows the same rule
+    p = P.plan_fast(make_scene(scene), size, size)
+    assert p.path == "binned" and p.super_grid == grid
+    assert p.super_px >= 4 * make_scene(scene).radius.mean() * size or p.super_grid == MAX_SUPER_GRID
+
+
+@pytest.mark.parametrize("size", [64, 517, 1024, 4096, 16384])
+@pytest.mark.parametrize("scale", [0.0005, 0.01, 0.3])
+def test_supertiles_stay_within_the_packed_boxes_and_the_shared_counters(size, scale):
+    s = make_scene("rand100k")
+    s.radius[:] = s.radius / s.radius.mean() * scale
+    p = P.plan_fast(s, size, size)
+    per = p.super_px // p.tile
+    assert 1 <= p.super_grid <= MAX_SUPER_GRID and per & (per - 1) == 0 and per <= MAX_CELL_TILES
+    assert p.super_px * p.super_grid >= size and P.too_large(p) is None
+    assert p.chunks * p.super_grid ** 2 <= max(BIN_COUNTS, p.super_grid ** 2 * ceil_div(s.n, BIN_THREADS * BIN_MAX_ITEMS))
+
+
+def test_a_supertile_grid_past_the_shared_counters_is_refused():
+    with pytest.raises(ValueError, match="SUPER_GRID must be 1 to 32"):
+        P.plan_fast(make_scene("rand100k"), 1024, 1024, {"SUPER_GRID": 64})
 
 
 @pytest.mark.parametrize("scene", SCENE_NAMES)
@@ -95,7 +135,7 @@ def test_capacity_bounds_the_lists_over_the_animation(scene, size):
     steps = 0 if scene == "hypnosis" else 3 if s.animation else 0
     for step in range(steps + 1):
         touch, _ = _touch(s, size, plan.tile, plan.super_grid)
-        assert touch.sum() <= cap, f"step {step}"
+        assert len(touch.circle) <= cap, f"step {step}"
         advance(s)
 
 
@@ -212,3 +252,12 @@ def test_tile_order_draws_every_tile_once_border_first(tiles):
         assert (depth[:ring] == 0).all() and (depth[ring:] > 0).all()
         if order == 2:                          # then ring by ring inwards
             assert (np.diff(depth) >= 0).all()
+
+
+def test_large_binned_images_draw_their_tiles_row_by_row():
+    # measured at 4096 (constants.ROW_ORDER_MIN_PX): every binned scene as fast or faster row by
+    # row; at 1024, and for scenes that walk every circle, the border ring first stays faster
+    assert P.plan_fast(make_scene("rand1M"), 4096, 4096).tuning["TILE_ORDER"] == 0
+    assert P.plan_fast(make_scene("rand1M"), 1024, 1024).tuning["TILE_ORDER"] == 1
+    assert P.plan_fast(make_scene("rand10k"), 4096, 4096).tuning["TILE_ORDER"] == 1
+    assert P.plan_fast(make_scene("rand1M"), 4096, 4096, {"TILE_ORDER": 2}).tuning["TILE_ORDER"] == 2

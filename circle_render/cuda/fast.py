@@ -42,7 +42,6 @@ from circle_render.constants import (
     SPARSE_BIN_THREADS,
     SPARSE_SORT_BYTES,
     SPARSE_GROUP_TILES,
-    compile_defines,
 )
 from circle_render.cuda.device_scene import DeviceImage, DeviceScene
 from circle_render.cuda.module import Graph, Launch, device_synchronize, load_module
@@ -100,11 +99,12 @@ class FastCudaRenderer:
         supertiles = p.super_grid * p.super_grid
         self.counts = cp.zeros(supertiles * p.chunks, dtype=np.int32)
         self.totals = cp.zeros(supertiles, dtype=np.int32)
-        self.warp_offsets = cp.zeros(p.chunks * compile_defines(p.defines)["BIN_WARPS"] * supertiles, dtype=np.int32)
+        self.starts = cp.zeros(supertiles + 1, dtype=np.int32)
+        self.warp_offsets = cp.zeros(p.chunks * (BIN_THREADS // 32) * supertiles, dtype=np.uint16)
         self.list = cp.zeros((max(p.capacity, 1), 2), dtype=np.uint32)
-        # [deferred tiles, blocks done (DRAW_BACK), tile ids...]; a gate that is always open
+        # [deferred tiles, blocks done (DRAW_BACK), tile ids...]; a null gate is always open
         self.deferred = cp.zeros(2 + p.tiles[0] * p.tiles[1], dtype=np.int32)
-        self.open_gate = cp.ones(1, dtype=np.int32)
+        no_gate = np.uint64(0)
         tps = i32(p.super_px // p.tile)
         mod = self._module("bin.cu", p) if p.path == "binned" else None
         draw = self._module("draw.cu", p).get_function("render_fast" + suffix)
@@ -114,12 +114,12 @@ class FastCudaRenderer:
             ch = i32(chunks)
             return (name, [
                 ("bin_count", Launch(mod.get_function("bin_count"), (chunks,), (BIN_THREADS,),
-                                     (*geometry, self.counts, self.warp_offsets, ch, gate))),
-                ("bin_scan", Launch(mod.get_function("bin_scan"), (supertiles,), (SCAN_BLOCK,),
+                                     (*geometry, self.counts, self.warp_offsets, gate))),
+                ("bin_scan", Launch(mod.get_function("bin_scan"), (ceil_div(supertiles, 32),), (SCAN_BLOCK,),
                                     (self.counts, ch, self.totals, gate))),
                 ("bin_emit", Launch(mod.get_function("bin_emit"), (chunks,), (BIN_THREADS,),
-                                    (*geometry, self.counts, self.totals, self.warp_offsets, ch, self.list,
-                                     i32(p.capacity), gate)))])
+                                    (*geometry, self.counts, self.totals, self.warp_offsets, self.list,
+                                     self.starts, i32(p.capacity), gate)))])
 
         # DRAW_BACK: a few blocks an SM take the deferred tiles (an empty grid costs little)
         sms = cp.cuda.Device().attributes["MultiProcessorCount"]
@@ -128,7 +128,7 @@ class FastCudaRenderer:
         def drawing(name, circles, colors, count, layer, cleared):
             grid = back_grid if layer == DRAW_BACK else p.tiles
             return (name, [("render_fast" + suffix, Launch(draw, grid, (BLOCK_THREADS,), (
-                circles, colors, i32(count), self.list, self.totals, i32(p.capacity), tps,
+                circles, colors, i32(count), self.list, self.starts, i32(p.capacity), tps,
                 i32(p.path == "binned"), self.image.pixels, self.image.rows, i32(cleared), w, h,
                 self.deferred, i32(layer))))])
 
@@ -136,11 +136,11 @@ class FastCudaRenderer:
             if p.path != "binned":
                 return [drawing("draw", st.circles, st.colors, n, DRAW_ALL, cleared)]
             if not p.front:
-                return [binning("bin", st.circles, n, p.items, p.chunks, self.open_gate),
+                return [binning("bin", st.circles, n, p.items, p.chunks, no_gate),
                         drawing("draw", st.circles, st.colors, n, DRAW_ALL, cleared)]
             first = n - p.front                      # the front layer: circles [first, n)
             front_circles, front_colors = st.circles[first:], st.colors[first:]
-            return [binning("bin", front_circles, p.front, p.front_items, p.front_chunks, self.open_gate),
+            return [binning("bin", front_circles, p.front, p.front_items, p.front_chunks, no_gate),
                     drawing("draw", front_circles, front_colors, p.front, DRAW_FRONT, cleared),
                     binning("bin_back", st.circles, n, p.items, p.chunks, self.deferred),
                     drawing("draw_back", st.circles, st.colors, n, DRAW_BACK, cleared)]
@@ -239,11 +239,12 @@ class FastCudaRenderer:
                 for kernel, launch in launches]
 
     def binned_lists(self):
-        """After the bin stage: the scanned counts (one row per supertile), list lengths and
-        list entries (index, packed tile box), on the host."""
+        """After the bin stage, on the host: the scanned counts (one row per chunk of circles,
+        one column per supertile), list lengths, list starts (and their total) and list entries
+        (index, packed tile box)."""
         supertiles = self.plan.super_grid ** 2
-        return (self.counts.get().reshape(supertiles, self.plan.chunks), self.totals.get(),
-                self.list.get())
+        return (self.counts.get().reshape(self.plan.chunks, supertiles), self.totals.get(),
+                self.starts.get(), self.list.get())
 
     def sparse_lists(self, tiles) -> list[list[np.ndarray]]:
         """After the sparse_bin stage, on the host: the lists of the given tiles, each as its

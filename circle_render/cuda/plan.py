@@ -9,7 +9,7 @@ Paths (``FastPlan.path``):
   are made only then (kernels/draw.cu, DRAW_BACK);
 - ``sparse``: binned scenes with few circles over the average pixel (at most SPARSE_MAX_DEPTH):
   per-tile lists in chunk order, each round put in circle order in shared memory (kernels/sparse.cu).
-Tile size, cull step and list sizes follow from the scene's circles (circle_render/constants.py
+Tile size, supertiles, cull step and list sizes follow from the scene's circles (circle_render/constants.py
 says what was measured); ``overrides`` replace any TUNABLE constant.
 """
 from __future__ import annotations
@@ -91,9 +91,22 @@ def supertile_px(width: int, height: int, tile: int, grid: int) -> int:
     return tile * (1 << max(0, per - 1).bit_length())
 
 
-def items_per_thread(n: int, target_blocks: int = constants.BIN_TARGET_BLOCKS) -> int:
-    """Circles per binning thread: enough blocks to fill the GPU, a counts matrix kept small."""
-    per_block = constants.BIN_THREADS * target_blocks
+def super_grid(radius, width: int, height: int, tile: int) -> int:
+    """Supertiles a side for the binned path: supertiles are the fewest tiles (a power of two, at
+    most MAX_CELL_TILES) at least SUPER_RADII mean radii a side, and at most MAX_SUPER_GRID of
+    them cover a side of the image."""
+    side = max(width, height)
+    want = constants.SUPER_RADII * float(np.mean(radius)) * side if len(radius) else 0.0
+    per = 1
+    while per * tile < want and per < constants.MAX_CELL_TILES:
+        per *= 2
+    return int(min(constants.MAX_SUPER_GRID, max(1, ceil_div(ceil_div(side, tile), per))))
+
+
+def items_per_thread(n: int, target_blocks: int = constants.BIN_TARGET_BLOCKS, supertiles: int = 64) -> int:
+    """Circles per binning thread: enough blocks to fill the GPU, a counts matrix (supertiles
+    x blocks) of at most about BIN_COUNTS."""
+    per_block = constants.BIN_THREADS * max(1, min(target_blocks, constants.BIN_COUNTS // supertiles))
     return int(min(constants.BIN_MAX_ITEMS, max(1, ceil_div(n, per_block))))
 
 
@@ -128,6 +141,8 @@ def check_overrides(overrides: dict | None) -> dict:
     unknown = set(overrides or {}) - set(TUNABLE)
     if unknown:
         raise ValueError(f"not tunable: {sorted(unknown)}; tunable: {', '.join(TUNABLE)}")
+    if not 1 <= (overrides or {}).get("SUPER_GRID", 1) <= constants.MAX_SUPER_GRID:
+        raise ValueError(f"SUPER_GRID must be 1 to {constants.MAX_SUPER_GRID}")
     return dict(overrides or {})
 
 
@@ -155,10 +170,15 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
         if t["FAST_TILE"] < constants.FAST_TILE:
             items = min(items, constants.CULL_ITEMS)        # a pixel a thread: shorter steps
         t["CULL_ITEMS"] = max(1, min(items, ceil_div(n, constants.BLOCK_THREADS)))
-    tile, grid = t["FAST_TILE"], t["SUPER_GRID"]
+    tile = t["FAST_TILE"]
+    if path == "binned" and max(width, height) >= constants.ROW_ORDER_MIN_PX and "TILE_ORDER" not in overrides:
+        t["TILE_ORDER"] = 0
+    if path == "binned" and "SUPER_GRID" not in overrides:
+        t["SUPER_GRID"] = super_grid(scene.radius, width, height, tile)
+    grid = t["SUPER_GRID"]
     tiles = (ceil_div(width, tile), ceil_div(height, tile))
     super_px = supertile_px(width, height, tile, grid)
-    items = items_per_thread(n, t["BIN_TARGET_BLOCKS"])
+    items = items_per_thread(n, t["BIN_TARGET_BLOCKS"], grid * grid)
     chunk = constants.BIN_THREADS * items
     chunks = max(1, ceil_div(n, chunk)) if path == "binned" else 1
     if path == "binned":
@@ -172,7 +192,7 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
     elif front is None:
         front = front_layer(n, mean_depth(scene.radius), t["FRONT_DEPTH"])
     front = int(min(front, n))
-    front_items = items_per_thread(front, t["BIN_TARGET_BLOCKS"])
+    front_items = items_per_thread(front, t["BIN_TARGET_BLOCKS"], grid * grid)
     front_chunks = max(1, ceil_div(front, constants.BIN_THREADS * front_items))
     shared = tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES
     sparse_chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK)) if shared else 1

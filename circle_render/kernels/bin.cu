@@ -1,75 +1,64 @@
 // The fast renderer's binning stage ("bin"): every circle is listed under each supertile (one of
-// SUPER_GRID x SUPER_GRID, each tiles_per_super tiles a side) its pixel box touches, in circle
-// order, as an "entry": its index and its box in tiles, clamped to the supertile and packed into
-// 32 bits. bin_count counts per (chunk of circles, supertile), bin_scan scans each supertile's
-// row of counts, bin_emit writes.
+// SUPER_GRID x SUPER_GRID, each tiles_per_super tiles a side, a power of two) its pixel box
+// touches, in circle order, as an "entry": its index and its box in tiles, clamped to the
+// supertile and packed into 32 bits. bin_count counts per (chunk of circles, supertile) in
+// shared memory, bin_scan scans each supertile's row of counts, bin_emit writes the entries and
+// starts[s], where list s begins (the lists lie end to end; starts[SUPERTILES] is their total).
 //
-// Order within a warp's 32 circles comes from their lanes: each lane holds the set of
-// supertiles its circle touches as bits of a 64-bit mask (bit sy * 8 + sx); a 32 x 32 bit
-// transpose across the warp (twice) gives lane l the set of lanes touching supertile bit l and
-// bit l + 32, so a circle's place in a list is the number of lower lanes in that set: no sort,
-// and no loop over every supertile. NumPy twins: circle_render/twins/bin.py.
+// Order. Block b takes a chunk of circles and warp w of it a run of consecutive ones, 32 at a
+// time, so an entry's place in its list is: the list's start, the entries of earlier chunks
+// (bin_scan; counts[b * SUPERTILES + s] is chunk b's in list s), of the chunk's earlier warps (bin_count) and of the warp's earlier groups
+// (bin_emit keeps count), and the lower lanes of its group in the same supertile. For the
+// last, the warp takes its group's supertiles in "slots": slot (px, py) holds the supertiles
+// with sx % mx == px and sy % my == py, mx and my the powers of two that hold the widest and
+// the tallest range of supertiles a lane's circle touches, so each circle has at most one
+// supertile a slot and every lane touching supertile s meets it in the same slot:
+// __match_any_sync gives them all, and a lane's place is the number of lower lanes among them.
+// Circles that touch at most 2 x 2 supertiles take 4 slots.
+// NumPy twins: circle_render/twins/bin.py.
 //
 // Every kernel returns at once when *gate is 0: the back layer of a deep flat scene is binned
-// only when its front layer left a tile unfinished (kernels/draw.cu, DRAW_BACK).
+// only when its front layer left a tile unfinished (kernels/draw.cu, DRAW_BACK). The front
+// layer passes no gate (null).
 #include "tiles.cuh"
 #include "scan.cuh"
 
-static_assert(SUPER_GRID <= 8, "supertiles are bits of a 64-bit mask, 8 a row");
+static_assert(SUPER_GRID <= MAX_SUPER_GRID, "bin_emit keeps a counter per warp and supertile in shared memory");
+static_assert(BIN_THREADS * BIN_MAX_ITEMS <= 65536, "bin_count's warp offsets within a chunk fit 16 bits");
 
-// Inclusive supertile range of a tile box (x0 > x1 when it touches none).
+// Inclusive supertile range of a tile box (x0 > x1 when it touches none); supertiles are
+// 1 << shift tiles a side.
 struct SuperRange { int x0, x1, y0, y1; };
 
-__device__ __forceinline__ SuperRange super_range(TileBox b, int tiles_per_super) {
+__device__ __forceinline__ SuperRange super_range(TileBox b, int shift) {
     if (b.x0 > b.x1) return {1, 0, 1, 0};
-    return {b.x0 / tiles_per_super, b.x1 / tiles_per_super, b.y0 / tiles_per_super, b.y1 / tiles_per_super};
+    return {b.x0 >> shift, b.x1 >> shift, b.y0 >> shift, b.y1 >> shift};
 }
 
-// The supertiles of a range as bits sy * 8 + sx of a 64-bit mask.
-__device__ __forceinline__ unsigned long long super_bits(SuperRange r) {
-    if (r.x0 > r.x1) return 0ull;
-    const unsigned row = (2u << r.x1) - (1u << r.x0);                        // bits x0..x1 of a row
-    const unsigned long long rows = 0x0101010101010101ull * row;             // ... in every row
-    const unsigned long long below = (1ull << (8 * r.y0)) - 1ull;            // rows before y0
-    const unsigned long long through = r.y1 >= 7 ? ~0ull : (1ull << (8 * r.y1 + 8)) - 1ull;
-    return rows & through & ~below;
+// Adds one to counters[s] for every supertile s of the range (shared atomics). Ranges are
+// short (rand1M: 1 or 2 a side), so the loops are not unrolled.
+__device__ __forceinline__ void count_range(int* counters, SuperRange r) {
+#pragma unroll 1
+    for (int sy = r.y0; sy <= r.y1; ++sy)
+#pragma unroll 1
+        for (int sx = r.x0; sx <= r.x1; ++sx) atomicAdd(&counters[sy * SUPER_GRID + sx], 1);
 }
 
-// The supertile of mask bit b, or -1 for bits past the grid (SUPER_GRID < 8).
-__device__ __forceinline__ int super_of_bit(int b) {
-    const int sx = b & 7, sy = b >> 3;
-    return sx < SUPER_GRID && sy < SUPER_GRID ? sy * SUPER_GRID + sx : -1;
+// The lane's circle of the first group of 32 from `first` (kernels load it first of all, so
+// that its trip to memory overlaps their set-up).
+__device__ __forceinline__ float4 first_circle(const float4* __restrict__ circles, int n, int first) {
+    const int i = first + (int)(threadIdx.x & 31);
+    return i < n ? circles[i] : make_float4(0.f, 0.f, 0.f, 0.f);
 }
 
-// 32 x 32 bit transpose across a warp: afterwards bit i of lane j is bit j of lane i's input.
-// Five exchanges of blocks of 16, 8, 4, 2 and 1 bits with the lane that far away.
-__device__ __forceinline__ unsigned transpose32(unsigned x) {
-    const int lane = threadIdx.x & 31;
-#pragma unroll
-    for (int s = 16; s; s >>= 1) {
-        const unsigned m = s == 16 ? 0x0000ffffu : s == 8 ? 0x00ff00ffu : s == 4 ? 0x0f0f0f0fu
-                         : s == 2 ? 0x33333333u : 0x55555555u;           // bits whose index has bit s clear
-        const unsigned y = __shfl_xor_sync(FULL, x, s);
-        x = lane & s ? ((y >> s) & m) | (x & ~m) : (x & m) | ((y & m) << s);
-    }
-    return x;
-}
-
-// For the warp's 32 masks: lane l gets the lanes touching mask bits l (lo) and l + 32 (hi).
-struct Columns { unsigned lo, hi; };
-
-__device__ __forceinline__ Columns columns(unsigned long long bits) {
-    return {transpose32((unsigned)bits), transpose32((unsigned)(bits >> 32))};
-}
-
-// Walks a warp's `items` groups of 32 circles from `first`, loading the next group while the
-// current one is binned; calls visit(index, tile box) with the lane's circle of each group
-// (every lane calls it the same number of times: past n, with an empty box).
+// Walks a warp's `items` groups of 32 circles from `first` (`next`: first_circle's), loading
+// the next group while the current one is binned; calls visit(index, tile box) with the lane's
+// circle of each group (every lane calls it the same number of times: past n, with an empty box).
 template <class Visit>
 __device__ __forceinline__ void for_each_circle_group(const float4* __restrict__ circles, int n, int first,
-                                                      int items, int width, int height, Visit visit) {
+                                                      int items, int width, int height, float4 next,
+                                                      Visit visit) {
     const int lane = threadIdx.x & 31;
-    float4 next = first + lane < n ? circles[first + lane] : make_float4(0.f, 0.f, 0.f, 0.f);
     for (int it = 0; it < items && first + it * 32 < n; ++it) {
         const int i = first + it * 32 + lane;
         const float4 c = next;
@@ -78,92 +67,138 @@ __device__ __forceinline__ void for_each_circle_group(const float4* __restrict__
     }
 }
 
-// Block b handles circles [b * chunk, (b + 1) * chunk), chunk = BIN_THREADS * items, each warp
-// 32 * items of them. Writes counts[s * chunks + b] (circles of the chunk touching s) and, for
-// bin_emit, warp_offsets[(b * BIN_WARPS + w) * SUPERTILES + s] (those before warp w).
+// A null gate is always open (the front layer's: no load before the work).
+__device__ __forceinline__ bool closed(const int* __restrict__ gate) { return gate != nullptr && *gate == 0; }
+
+// Block b handles circles [b * chunk, (b + 1) * chunk), chunk = BIN_THREADS * items, warp w
+// of it 32 * items of them, and writes counts[b * SUPERTILES + s], its circles touching supertile
+// s, and warp_offsets[(b * BIN_WARPS + w) * SUPERTILES + s], those of its warps before w
+// (16 bits: a chunk holds at most BIN_THREADS * BIN_MAX_ITEMS circles).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
 bin_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super,
-          int items, int* __restrict__ counts, int* __restrict__ warp_offsets, int chunks,
+          int items, int* __restrict__ counts, unsigned short* __restrict__ warp_offsets,
           const int* __restrict__ gate) {
-    if (*gate == 0) return;
-    __shared__ int per_warp[BIN_WARPS][64];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (closed(gate)) return;
+    __shared__ int per_warp[BIN_WARPS][SUPERTILES];
+    const int warp = threadIdx.x >> 5, shift = __ffs(tiles_per_super) - 1;
     const int first = (blockIdx.x * BIN_WARPS + warp) * 32 * items;
-    int held_lo = 0, held_hi = 0;          // lane l: the warp's circles touching bits l and l + 32
-    for_each_circle_group(circles, n, first, items, width, height, [&](int, TileBox b) {
-        const Columns col = columns(super_bits(super_range(b, tiles_per_super)));
-        held_lo += __popc(col.lo);
-        held_hi += __popc(col.hi);
-    });
-    per_warp[warp][lane] = held_lo;
-    per_warp[warp][lane + 32] = held_hi;
+    const float4 c0 = first_circle(circles, n, first);
+    for (int k = threadIdx.x; k < BIN_WARPS * SUPERTILES; k += BIN_THREADS) per_warp[k / SUPERTILES][k % SUPERTILES] = 0;
     __syncthreads();
-    for (int bit = threadIdx.x; bit < 64; bit += BIN_THREADS) {
-        const int s = super_of_bit(bit);
-        if (s < 0) continue;
+    for_each_circle_group(circles, n, first, items, width, height, c0,
+                          [&](int, TileBox b) { count_range(per_warp[warp], super_range(b, shift)); });
+    __syncthreads();
+    unsigned short* out = warp_offsets + blockIdx.x * BIN_WARPS * SUPERTILES;
+    for (int s = threadIdx.x; s < SUPERTILES; s += BIN_THREADS) {
         int sum = 0;
         for (int w = 0; w < BIN_WARPS; ++w) {
-            warp_offsets[(blockIdx.x * BIN_WARPS + w) * SUPERTILES + s] = sum;
-            sum += per_warp[w][bit];
+            out[w * SUPERTILES + s] = (unsigned short)sum;
+            sum += per_warp[w][s];
         }
-        counts[s * chunks + blockIdx.x] = sum;
+        counts[blockIdx.x * SUPERTILES + s] = sum;
     }
 }
 
-// Block s: row s of counts (one count per chunk) becomes its exclusive prefix sum and
-// totals[s] the row's sum, the length of supertile s's list.
+// Block g: supertiles [32g, 32g + 32), a lane each, so that every read and write of counts is
+// a whole row of 32; warp w takes a run of consecutive chunks. Supertile s's counts over the
+// chunks become their exclusive prefix sum (where chunk b's entries of list s begin within the
+// list) and totals[s] their sum, the length of the list: each lane sums its run (loaded at once
+// when it is short), the runs' sums are scanned across the warps in shared memory, each lane
+// writes its run's prefixes.
+constexpr int SCAN_WARPS = SCAN_BLOCK / 32;
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
 bin_scan(int* __restrict__ counts, int chunks, int* __restrict__ totals, const int* __restrict__ gate) {
-    if (*gate == 0) return;
-    __shared__ int warp_sums[32];
-    int* row = counts + blockIdx.x * chunks;
-    const int carry = block_exclusive_scan_n<SCAN_BLOCK>(
-        chunks, [&](int i) { return row[i]; }, [&](int i, int before) { row[i] = before; }, warp_sums);
-    if (threadIdx.x == 0) totals[blockIdx.x] = carry;
+    if (closed(gate)) return;
+    __shared__ int run_sums[SCAN_WARPS][32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int s = blockIdx.x * 32 + lane;
+    const int per = (chunks + SCAN_WARPS - 1) / SCAN_WARPS, lo = min(chunks, warp * per), hi = min(chunks, lo + per);
+    constexpr int HELD = 32;                   // a run this short is loaded at once and kept
+    int held[HELD];
+    int sum = 0;
+    if (s < SUPERTILES && per <= HELD) {
+#pragma unroll
+        for (int k = 0; k < HELD; ++k) held[k] = lo + k < hi ? counts[(lo + k) * SUPERTILES + s] : 0;
+#pragma unroll
+        for (int k = 0; k < HELD; ++k) sum += held[k];
+    } else if (s < SUPERTILES) {
+#pragma unroll 4
+        for (int b = lo; b < hi; ++b) sum += counts[b * SUPERTILES + s];
+    }
+    run_sums[warp][lane] = sum;
+    __syncthreads();
+    int before = 0;
+    for (int w = 0; w < warp; ++w) before += run_sums[w][lane];
+    if (s >= SUPERTILES) return;
+    if (warp == SCAN_WARPS - 1) totals[s] = before + sum;
+    if (per <= HELD) {
+#pragma unroll
+        for (int k = 0; k < HELD; ++k) {
+            if (lo + k < hi) counts[(lo + k) * SUPERTILES + s] = before;
+            before += held[k];
+        }
+        return;
+    }
+#pragma unroll 4
+    for (int b = lo; b < hi; ++b) {
+        const int c = counts[b * SUPERTILES + s];
+        counts[b * SUPERTILES + s] = before;
+        before += c;
+    }
 }
 
-// Where supertile s's list starts: the lengths of the lists before it (all lists, end to end).
-__device__ __forceinline__ int list_start(const int* __restrict__ totals, int s) {
-    int start = 0;
-    for (int k = 0; k < s; ++k) start += totals[k];
-    return start;
-}
-
-// Same walk as bin_count; each entry is written at its ordered place in every list it belongs
-// to. Writes past capacity are dropped (render_fast then walks every circle instead).
+// Each entry at its place in its list (see the top of this file): the block scans the list
+// lengths into their starts (block 0 writes them to `starts`), and next[w][s] becomes where warp
+// w's first entry in list s goes. Writes past capacity are dropped (render_fast then walks every
+// circle instead).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
 bin_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super,
          int items, const int* __restrict__ row_offsets, const int* __restrict__ totals,
-         const int* __restrict__ warp_offsets, int chunks, uint2* __restrict__ list, int capacity,
-         const int* __restrict__ gate) {
-    if (*gate == 0) return;
+         const unsigned short* __restrict__ warp_offsets, uint2* __restrict__ list,
+         int* __restrict__ starts, int capacity, const int* __restrict__ gate) {
+    if (closed(gate)) return;
+    __shared__ int chunk_at[SUPERTILES];               // where the block's first entry in list s goes
+    __shared__ int next[BIN_WARPS][SUPERTILES];
+    __shared__ int warp_sums[32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int first = (blockIdx.x * BIN_WARPS + warp) * 32 * items;
     const unsigned lower = (1u << lane) - 1u;
-    int next_lo = 0, next_hi = 0;          // where this warp's next entry for bits lane, lane + 32 goes
-    for (int half = 0; half < 2; ++half) {
-        const int s = super_of_bit(lane + 32 * half);
-        const int next = s < 0 ? 0 : list_start(totals, s) + row_offsets[s * chunks + blockIdx.x] +
-                                     warp_offsets[(blockIdx.x * BIN_WARPS + warp) * SUPERTILES + s];
-        (half ? next_hi : next_lo) = next;
-    }
-    for_each_circle_group(circles, n, first, items, width, height, [&](int i, TileBox b) {
-        unsigned long long rest = super_bits(super_range(b, tiles_per_super));
-        const Columns col = columns(rest);
-        while (__any_sync(FULL, rest != 0ull)) {          // one of this lane's supertiles a round
-            const int bit = rest ? __ffsll((long long)rest) - 1 : 0;
-            const int src = bit & 31;
-            const unsigned lanes_lo = __shfl_sync(FULL, col.lo, src), lanes_hi = __shfl_sync(FULL, col.hi, src);
-            const int base_lo = __shfl_sync(FULL, next_lo, src), base_hi = __shfl_sync(FULL, next_hi, src);
-            if (rest) {
-                const bool upper = bit >= 32;
-                const int pos = (upper ? base_hi : base_lo) + __popc((upper ? lanes_hi : lanes_lo) & lower);
-                const int cx = (bit & 7) * tiles_per_super, cy = (bit >> 3) * tiles_per_super;
-                if (pos < capacity) list[pos] = make_uint2((unsigned)i, pack_in_cell(b, cx, cy, tiles_per_super));
-                rest &= rest - 1ull;
+    const int shift = __ffs(tiles_per_super) - 1;
+    const int first = (blockIdx.x * BIN_WARPS + warp) * 32 * items;
+    const float4 c0 = first_circle(circles, n, first);
+    const int all = block_exclusive_scan_n<BIN_THREADS>(
+        SUPERTILES, [&](int s) { return totals[s]; }, [&](int s, int before) {
+            if (blockIdx.x == 0) starts[s] = before;
+            chunk_at[s] = before + row_offsets[blockIdx.x * SUPERTILES + s];
+        }, warp_sums);
+    if (blockIdx.x == 0 && threadIdx.x == 0) starts[SUPERTILES] = all;
+    __syncthreads();
+    const unsigned short* mine = warp_offsets + (blockIdx.x * BIN_WARPS + warp) * SUPERTILES;
+    for (int s = lane; s < SUPERTILES; s += 32) next[warp][s] = chunk_at[s] + mine[s];
+    __syncwarp();
+    for_each_circle_group(circles, n, first, items, width, height, c0, [&](int i, TileBox b) {
+        const SuperRange r = super_range(b, shift);
+        const bool live = r.x0 <= r.x1;
+        const int span_x = (int)__reduce_max_sync(FULL, live ? (unsigned)(r.x1 - r.x0) : 0u);
+        const int span_y = (int)__reduce_max_sync(FULL, live ? (unsigned)(r.y1 - r.y0) : 0u);
+        if (!__any_sync(FULL, live)) return;
+        const int mx = 1 << (32 - __clz(span_x)), my = 1 << (32 - __clz(span_y));   // powers of two
+        const int x0m = r.x0 & (mx - 1), y0m = r.y0 & (my - 1);
+        for (int py = 0; py < my; ++py) {
+            const int sy = r.y0 + ((py - y0m) & (my - 1));               // this lane's in slot row py
+            for (int px = 0; px < mx; ++px) {
+                const int sx = r.x0 + ((px - x0m) & (mx - 1));
+                const bool here = live && sx <= r.x1 && sy <= r.y1;
+                const int s = here ? sy * SUPER_GRID + sx : -1;
+                const unsigned peers = __match_any_sync(FULL, s);
+                if (here) {
+                    const int pos = next[warp][s] + __popc(peers & lower);
+                    if (pos < capacity)
+                        list[pos] = make_uint2((unsigned)i, pack_in_cell(b, sx << shift, sy << shift, tiles_per_super));
+                }
+                __syncwarp();
+                if (here && lane == 31 - __clz(peers)) next[warp][s] += __popc(peers);
+                __syncwarp();
             }
         }
-        next_lo += __popc(col.lo);
-        next_hi += __popc(col.hi);
     });
 }

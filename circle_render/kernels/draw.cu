@@ -4,42 +4,23 @@
 // circle_render/twins/draw.py.
 #include "walk.cuh"
 
-#ifndef LIST_STARTS
-#define LIST_STARTS 0
-#endif
-static_assert(LIST_STARTS || SUPERTILES <= 64, "draw_tile reads the list lengths two a lane");
-
 // One tile: its supertile's list when binned and the lists are within capacity, otherwise every
 // circle (supertiles are tiles_per_super tiles a side, a power of two: the supertile is two
 // shifts). Returns whether the tile was deferred (defer: see walk_tile).
 template <bool SNOW>
 __device__ __forceinline__ bool draw_tile(
         int2 t, const float4* __restrict__ circles, const float* __restrict__ colors, int n,
-        const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,
+        const uint2* __restrict__ list, const int* __restrict__ starts, int capacity,
         int tiles_per_super, int binned, float4* __restrict__ image,
         const float4* __restrict__ rows, int cleared, int width, int height, bool defer) {
     int begin = 0, end = n;
     bool listed = false;
-    if (binned && LIST_STARTS) {      // totals holds the lists' starts, and their total last
+    if (binned && starts[SUPERTILES] <= capacity) {      // the lists are whole
         const int shift = __ffs(tiles_per_super) - 1;
         const int s = (t.y >> shift) * SUPER_GRID + (t.x >> shift);
-        if (totals[SUPERTILES] <= capacity) {
-            begin = totals[s];
-            end = totals[s + 1];
-            listed = true;
-        }
-    } else if (binned) {          // the list lengths, two a lane: this list's start and the total
-        const int shift = __ffs(tiles_per_super) - 1;
-        const int s = (t.y >> shift) * SUPER_GRID + (t.x >> shift);
-        const int lane = threadIdx.x & 31;
-        const int lo = lane < SUPERTILES ? totals[lane] : 0, hi = lane + 32 < SUPERTILES ? totals[lane + 32] : 0;
-        const int start = (int)__reduce_add_sync(FULL, (unsigned)((lane < s ? lo : 0) + (lane + 32 < s ? hi : 0)));
-        const int total = (int)__reduce_add_sync(FULL, (unsigned)(lo + hi));
-        if (total <= capacity) {
-            begin = start;
-            end = start + totals[s];
-            listed = true;
-        }
+        begin = starts[s];
+        end = starts[s + 1];
+        listed = true;
     }
     if (listed)      // two instances: each path keeps only its own values in registers
         return walk_tile<SNOW, true>(t, circles, colors, list, begin, end, image, rows, cleared, width, height,
@@ -57,7 +38,7 @@ __device__ __forceinline__ bool draw_tile(
 template <bool SNOW>
 __device__ __forceinline__ void render_fast_body(
         const float4* __restrict__ circles, const float* __restrict__ colors, int n,
-        const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,
+        const uint2* __restrict__ list, const int* __restrict__ starts, int capacity,
         int tiles_per_super, int binned, float4* __restrict__ image,
         const float4* __restrict__ rows, int cleared, int width, int height,
         int* __restrict__ deferred, int layer) {
@@ -74,7 +55,7 @@ __device__ __forceinline__ void render_fast_body(
         } else {
             t = tile_of_block();
         }
-        const bool unfinished = draw_tile<SNOW>(t, circles, colors, n, list, totals, capacity, tiles_per_super,
+        const bool unfinished = draw_tile<SNOW>(t, circles, colors, n, list, starts, capacity, tiles_per_super,
                                                 binned, image, rows, cleared, width, height, layer == DRAW_FRONT);
         if (unfinished && threadIdx.x == 0) deferred[2 + atomicAdd(&deferred[0], 1)] = t.x | t.y << 16;
         if (!back) break;
@@ -91,11 +72,11 @@ __device__ __forceinline__ void render_fast_body(
 
 #define RENDER_FAST_PARAMS                                                                     \
     const float4* __restrict__ circles, const float* __restrict__ colors, int n,              \
-    const uint2* __restrict__ list, const int* __restrict__ totals, int capacity,             \
+    const uint2* __restrict__ list, const int* __restrict__ starts, int capacity,             \
     int tiles_per_super, int binned, float4* __restrict__ image,                              \
     const float4* __restrict__ rows, int cleared, int width, int height,                      \
     int* __restrict__ deferred, int layer
-#define RENDER_FAST_ARGS circles, colors, n, list, totals, capacity, tiles_per_super, binned, \
+#define RENDER_FAST_ARGS circles, colors, n, list, starts, capacity, tiles_per_super, binned, \
     image, rows, cleared, width, height, deferred, layer
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FAST_MIN_BLOCKS)

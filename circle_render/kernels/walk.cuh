@@ -366,7 +366,9 @@ __device__ __forceinline__ bool walk_tile(
     if (defer && __syncthreads_or(any_open(T))) return true;
     // flat: every load before the first store (the stores may alias the loads, so they would
     // not be reordered, and each pixel would wait for its own load); snow holds more values
-    // at this point, and loads as it stores. A tile wholly inside the image (block-uniform)
+    // at this point, and loads as it stores. The pixels are stored evict-first (__stcs): the
+    // image passes through L2 once, and would otherwise push out the circles and lists that
+    // other tiles still read. A tile wholly inside the image (block-uniform)
     // needs no bounds: its pixels are a thread's column, every other row.
     const auto behind_at = [&](int px_x, int px_y) { return cleared ? rows[px_y] : image[px_y * width + px_x]; };
     const auto composite = [&](int p, float4 b) {
@@ -383,7 +385,7 @@ __device__ __forceinline__ bool walk_tile(
             for (int p = 0; p < PIXELS; ++p) behind[p] = src[p * src_step];
         }
 #pragma unroll
-        for (int p = 0; p < PIXELS; ++p) out[p * 2 * width] = composite(p, SNOW ? src[p * src_step] : behind[p]);
+        for (int p = 0; p < PIXELS; ++p) __stcs(out + p * 2 * width, composite(p, SNOW ? src[p * src_step] : behind[p]));
         return false;
     }
     if (!SNOW) {
@@ -393,7 +395,7 @@ __device__ __forceinline__ bool walk_tile(
 #pragma unroll
     for (int p = 0; p < PIXELS; ++p) {
         const int y = y0 + 2 * p;
-        if (x < width && y < height) image[y * width + x] = composite(p, SNOW ? behind_at(x, y) : behind[p]);
+        if (x < width && y < height) __stcs(image + y * width + x, composite(p, SNOW ? behind_at(x, y) : behind[p]));
     }
     return false;
 }

@@ -5,29 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from circle_render.twins.tiles import TileTouch
 from circle_render.util import ceil_div
-
-
-class TileTouch:
-    """Which circles' tile boxes hold which tiles, as (circle, tile) pairs sorted by tile, then
-    circle (a dense tiles x circles matrix would not fit for micro2M)."""
-
-    def __init__(self, box, tiles_x: int, tiles_y: int, n: int):
-        x0, x1, y0, y1 = (np.asarray(b, dtype=np.int64) for b in box)
-        w, h = np.maximum(x1 - x0 + 1, 0), np.maximum(y1 - y0 + 1, 0)
-        count = w * h
-        first = np.repeat(np.cumsum(count) - count, count)
-        local = np.arange(int(count.sum()), dtype=np.int64) - first
-        circle = np.repeat(np.arange(len(x0), dtype=np.int64), count)
-        ww = np.repeat(w, count)
-        tile = (np.repeat(y0, count) + local // ww) * tiles_x + np.repeat(x0, count) + local % ww
-        order = np.lexsort((circle, tile))
-        self.circle, self.tile = circle[order], tile[order]
-        self.tiles, self.n = tiles_x * tiles_y, n
-
-    def of_tile(self, t: int) -> np.ndarray:
-        lo, hi = np.searchsorted(self.tile, [t, t + 1])
-        return self.circle[lo:hi].astype(np.int32)
 
 
 def tile_touch(box, tiles_x: int, tiles_y: int) -> TileTouch:

@@ -25,6 +25,29 @@ def pack_in_cell(box, cx, cy, cells: int) -> np.ndarray:
     return (bx0 | bx1 << 8 | by0 << 16 | by1 << 24).astype(np.uint32)
 
 
+class TileTouch:
+    """Which circles' boxes (in tiles, or in supertiles) hold which tiles, as (circle, tile)
+    pairs sorted by tile, then circle (a dense tiles x circles matrix would not fit for
+    micro2M). Empty boxes (x0 > x1) hold none."""
+
+    def __init__(self, box, tiles_x: int, tiles_y: int, n: int):
+        x0, x1, y0, y1 = (np.asarray(b, dtype=np.int64) for b in box)
+        w, h = np.maximum(x1 - x0 + 1, 0), np.maximum(y1 - y0 + 1, 0)
+        count = w * h
+        first = np.repeat(np.cumsum(count) - count, count)
+        local = np.arange(int(count.sum()), dtype=np.int64) - first
+        circle = np.repeat(np.arange(len(x0), dtype=np.int64), count)
+        ww = np.repeat(w, count)
+        tile = (np.repeat(y0, count) + local // ww) * tiles_x + np.repeat(x0, count) + local % ww
+        order = np.lexsort((circle, tile))
+        self.circle, self.tile = circle[order], tile[order]
+        self.tiles, self.n = tiles_x * tiles_y, n
+
+    def of_tile(self, t: int) -> np.ndarray:
+        lo, hi = np.searchsorted(self.tile, [t, t + 1])
+        return self.circle[lo:hi].astype(np.int32)
+
+
 def tile_order(tiles_x: int, tiles_y: int, order: int) -> tuple[np.ndarray, np.ndarray]:
     """Which tile block b draws (kernels/tiles.cuh, tile_of_block): (tx, ty) int64 arrays over
     b. Order 0: row by row; 1: the border ring first (top row, bottom row, left column, right
