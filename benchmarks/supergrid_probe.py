@@ -10,6 +10,7 @@ supertiles were chosen (constants.SUPER_RADII; docs/perf-notes.md, tenth pass).
     PYTHONPATH=. python benchmarks/supergrid_probe.py --scene rand1M --size 4096 --grids 8,16,32
 """
 import argparse
+import itertools
 import json
 
 import numpy as np
@@ -46,7 +47,7 @@ def time_launch(launch, reps=20):
         launch()
         e.record()
     ev[-1].synchronize()
-    return float(np.median([cp.cuda.get_elapsed_time(a, b) for a, b in zip(ev, ev[1:])])) * 1e3
+    return float(np.median([cp.cuda.get_elapsed_time(a, b) for a, b in itertools.pairwise(ev)])) * 1e3
 
 
 def main():
@@ -93,7 +94,7 @@ def main():
             us = time_launch(launch)
             got = base.get_image()
             diff = float(np.abs(got - want)[..., :3].max())      # alpha follows the rounds
-            run = {"grid": g, "super_px": spx, "entries": int(len(entries)), "variant": variant,
+            run = {"grid": g, "super_px": spx, "entries": len(entries), "variant": variant,
                    "render_fast_us": us, "deferred": int(deferred[0].get()), "max_diff": diff}
             out["runs"].append(run)
             print(json.dumps(run), flush=True)
