@@ -17,25 +17,13 @@ import numpy as np
 
 
 def host_lists(position, radius, width, height, tile, super_px, grid):
-    """(entries (k, 2) uint32, starts (grid^2 + 1) int32): each supertile's list in circle order."""
-    from circle_render.twins.tiles import pack_in_cell, tile_box
-    box = tile_box(position, radius, width, height, tile)
-    per = super_px // tile
-    x0, x1, y0, y1 = box
-    live = x0 <= x1
-    sx0, sx1, sy0, sy1 = x0 // per, x1 // per, y0 // per, y1 // per
-    cells, index = [], []
-    for dy in range(int((sy1 - sy0)[live].max()) + 1):
-        for dx in range(int((sx1 - sx0)[live].max()) + 1):
-            ok = live & (sx0 + dx <= sx1) & (sy0 + dy <= sy1)
-            cells.append(((sy0 + dy) * grid + sx0 + dx)[ok])
-            index.append(np.nonzero(ok)[0])
-    cell, i = np.concatenate(cells), np.concatenate(index)
-    order = np.lexsort((i, cell))
-    cell, i = cell[order], i[order]
-    packed = pack_in_cell(tuple(b[i] for b in box), (cell % grid) * per, (cell // grid) * per, per)
-    starts = np.concatenate([[0], np.cumsum(np.bincount(cell, minlength=grid * grid))]).astype(np.int32)
-    return np.stack([i.astype(np.uint32), packed], axis=1), starts
+    """(entries (k, 2) uint32, starts (grid^2 + 1) int32): each supertile's list in circle order,
+    as the binning's twins make them."""
+    from circle_render.twins import bin as B
+    from circle_render.twins.tiles import tile_box
+    touch = B.super_touch(position, radius, width, height, tile, super_px, grid)
+    entries = B.bin_emit(touch, tile_box(position, radius, width, height, tile), super_px // tile, grid)
+    return entries, B.list_starts(np.bincount(touch.tile, minlength=grid * grid))
 
 
 def time_launch(launch, reps=20):

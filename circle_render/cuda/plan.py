@@ -103,7 +103,8 @@ def super_grid(radius, width: int, height: int, tile: int) -> int:
     return int(min(constants.MAX_SUPER_GRID, max(1, ceil_div(ceil_div(side, tile), per))))
 
 
-def items_per_thread(n: int, target_blocks: int = constants.BIN_TARGET_BLOCKS, supertiles: int = 64) -> int:
+def items_per_thread(n: int, target_blocks: int = constants.BIN_TARGET_BLOCKS,
+                     supertiles: int = constants.SUPER_GRID ** 2) -> int:
     """Circles per binning thread: enough blocks to fill the GPU, a counts matrix (supertiles
     x blocks) of at most about BIN_COUNTS."""
     per_block = constants.BIN_THREADS * max(1, min(target_blocks, constants.BIN_COUNTS // supertiles))

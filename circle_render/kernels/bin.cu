@@ -2,13 +2,15 @@
 // SUPER_GRID x SUPER_GRID, each tiles_per_super tiles a side, a power of two) its pixel box
 // touches, in circle order, as an "entry": its index and its box in tiles, clamped to the
 // supertile and packed into 32 bits. bin_count counts per (chunk of circles, supertile) in
-// shared memory, bin_scan scans each supertile's row of counts, bin_emit writes the entries and
-// starts[s], where list s begins (the lists lie end to end; starts[SUPERTILES] is their total).
+// shared memory, bin_scan scans each supertile's counts over the chunks, bin_emit writes the
+// entries and starts[s], where list s begins (the lists lie end to end; starts[SUPERTILES] is
+// their total).
 //
 // Order. Block b takes a chunk of circles and warp w of it a run of consecutive ones, 32 at a
 // time, so an entry's place in its list is: the list's start, the entries of earlier chunks
-// (bin_scan; counts[b * SUPERTILES + s] is chunk b's in list s), of the chunk's earlier warps (bin_count) and of the warp's earlier groups
-// (bin_emit keeps count), and the lower lanes of its group in the same supertile. For the
+// (bin_scan; counts[b * SUPERTILES + s] is chunk b's in list s), of the chunk's earlier warps
+// (bin_count) and of the warp's earlier groups (bin_emit keeps count), and the lower lanes of
+// its group in the same supertile. For the
 // last, the warp takes its group's supertiles in "slots": slot (px, py) holds the supertiles
 // with sx % mx == px and sy % my == py, mx and my the powers of two that hold the widest and
 // the tallest range of supertiles a lane's circle touches, so each circle has at most one
@@ -153,7 +155,7 @@ bin_scan(int* __restrict__ counts, int chunks, int* __restrict__ totals, const i
 // circle instead).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
 bin_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super,
-         int items, const int* __restrict__ row_offsets, const int* __restrict__ totals,
+         int items, const int* __restrict__ chunk_offsets, const int* __restrict__ totals,
          const unsigned short* __restrict__ warp_offsets, uint2* __restrict__ list,
          int* __restrict__ starts, int capacity, const int* __restrict__ gate) {
     if (closed(gate)) return;
@@ -168,7 +170,7 @@ bin_emit(const float4* __restrict__ circles, int n, int width, int height, int t
     const int all = block_exclusive_scan_n<BIN_THREADS>(
         SUPERTILES, [&](int s) { return totals[s]; }, [&](int s, int before) {
             if (blockIdx.x == 0) starts[s] = before;
-            chunk_at[s] = before + row_offsets[blockIdx.x * SUPERTILES + s];
+            chunk_at[s] = before + chunk_offsets[blockIdx.x * SUPERTILES + s];
         }, warp_sums);
     if (blockIdx.x == 0 && threadIdx.x == 0) starts[SUPERTILES] = all;
     __syncthreads();
