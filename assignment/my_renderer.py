@@ -2,11 +2,13 @@
 
     render check -r assignment/my_renderer.py:StudentRenderer
 
-The data upload, clear, advance, synchronize and get_image are done for you (with the
-project's own kernels); render() launches the kernel in my_renderer.cu, which starts as the
-course's starter. Change the kernel, and this file where you need more buffers, kernels or a
-different launch shape. Editing my_renderer.cu (or a header it includes) is enough for the
-next run to compile it again.
+ScaffoldRenderer (circle_render/cuda/student.py) does the rest: it uploads the circles, makes
+the image, compiles KERNEL, fills the course's parameter block if your kernel includes
+course_compat.cuh, and clears, advances and synchronizes with the project's own kernels.
+draw() launches the kernel in my_renderer.cu, which starts as the course's starter. Change the
+kernel, and this file where you need more buffers (setup), kernels or a different launch shape
+(draw). Editing my_renderer.cu (or a header it includes) is enough for the next run to compile
+it again; `render compile assignment/my_renderer.cu` compiles it without a GPU.
 """
 from __future__ import annotations
 
@@ -14,34 +16,23 @@ from pathlib import Path
 
 import numpy as np
 
-from circle_render.cuda.device_scene import DeviceImage, DeviceScene
-from circle_render.cuda.module import device_synchronize, load_module
+from circle_render.cuda.student import ScaffoldRenderer
 
 KERNEL = Path(__file__).resolve().with_name("my_renderer.cu")
 THREADS = 256
 
 
-class StudentRenderer:
+class StudentRenderer(ScaffoldRenderer):
     name = "student"
-    needs_gpu = True            # render check says so in one line on a machine without one
+    kernel_file = KERNEL
+    use_graph = False           # True: render() replays a CUDA graph of draw() (handout, "Launch cost")
 
-    def load(self, scene, width: int, height: int) -> None:
-        """Upload the circles and make the image; called once per scene and size."""
-        self.width, self.height = width, height
-        self.scene = DeviceScene(scene)      # .circles (n float4: x, y, z, r), .colors (3n), .n
-        self.image = DeviceImage(width, height, scene.shading)    # .pixels: (height, width, 4)
+    def setup(self, scene) -> None:
+        """Once per scene and size, after the upload: make your buffers and find your kernels."""
+        self.kernel = self.module.get_function("render_circles")
         self.snow = np.int32(scene.shading == "snow")
-        self.kernel = load_module(KERNEL).get_function("render_circles")
 
-    def clear(self) -> None:
-        """Fill the image with the clear colour (white, or the snow scenes' gradient)."""
-        self.image.clear()
-
-    def advance(self) -> None:
-        """One animation step, on the GPU (nothing for still scenes)."""
-        self.scene.advance()
-
-    def render(self) -> None:
+    def draw(self) -> None:
         """Blend every circle into the image, in index order. This is yours."""
         n = self.scene.n
         blocks = max(1, (n + THREADS - 1) // THREADS)
@@ -49,10 +40,3 @@ class StudentRenderer:
         self.kernel((blocks,), (THREADS,), (self.scene.circles, self.scene.colors, np.int32(n),
                                             self.image.pixels, np.int32(self.width), np.int32(self.height),
                                             self.snow))
-
-    def synchronize(self) -> None:
-        device_synchronize()
-
-    def get_image(self) -> np.ndarray:
-        """The image on the host: (height, width, 4) float32, row 0 at the bottom."""
-        return self.image.pixels.get()

@@ -16,6 +16,7 @@ import click
 from circle_render import __version__, registry
 from circle_render.commands import bench as bench_cmd
 from circle_render.commands import check as check_cmd
+from circle_render.commands import compile as compile_cmd
 from circle_render.commands import primitives as primitives_cmd
 from circle_render.commands import scene as scene_cmd
 from circle_render.errors import UserError
@@ -152,6 +153,24 @@ def check_command(**options):
     render check scan | find_repeats   the scan checker (needs a GPU)
     """
     check_cmd.check_command(**options)
+
+
+@cli.command("compile")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--arch", default="compute_75", show_default=True,
+              help="Virtual architecture to compile for (the GPU path uses the GPU's own).")
+@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]",
+              help="A macro of your own, as load_module(path, {NAME: VALUE}) passes it.")
+def compile_command(files, arch, defines):
+    """Compile kernel files (or the .cu files a renderer's .py names) exactly as the GPU path
+    will: the same source (headers inlined) and options, with NVRTC (CuPy's compiler). No GPU
+    needed.
+
+    \b
+    render compile assignment/my_renderer.cu
+    render compile assignment/my_renderer.py
+    """
+    compile_cmd.compile_command(files, arch, defines)
 
 
 @cli.command("saxpy")

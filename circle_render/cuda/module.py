@@ -67,15 +67,35 @@ def compile_options(extra: dict | None = None) -> tuple[str, ...]:
     return BASE_OPTIONS + tuple(f"-D{k}={_macro(v)}" for k, v in sorted(defines.items()))
 
 
+# A kernel file outside kernels/ (a student's) sees only the shading constants that
+# helpers.cuh needs, prefixed CR_: no project macro (TILE_SIZE, DT, ...) meets the student's own.
+STUDENT_DEFINES = ("PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
+                   "SNOW_FALLOFF", "SNOW_RAMP_LAST")
+
+
+def student_compile_options(extra: dict | None = None) -> tuple[str, ...]:
+    """The options of a student's kernel file: BASE_OPTIONS, the CR_ constants, then ``extra``
+    (the student's own -D macros, unprefixed)."""
+    ours = {f"CR_{k}": v for k, v in compile_defines().items() if k in STUDENT_DEFINES or k.startswith("SNOW_RAMP_")}
+    return (BASE_OPTIONS + tuple(f"-D{k}={_macro(v)}" for k, v in sorted(ours.items()))
+            + tuple(f"-D{k}={v if isinstance(v, str) else _macro(v)}" for k, v in sorted((extra or {}).items())))
+
+
+def is_kernel_file(name: str | Path) -> bool:
+    """A path (a student's kernel), not the name of one of kernels/."""
+    return isinstance(name, Path) or "/" in str(name)
+
+
 def load_module(name: str | Path, extra: dict | None = None, fmad: bool = False):
     """The compiled ``cupy.RawModule`` for kernels/NAME, or for the .cu file at path NAME, on
     the current device (cached; a file is compiled again when its text or a header changes).
-    fmad=True lets the compiler fuse multiply-adds (faster, no longer bit-exact)."""
+    A file gets student_compile_options(extra). fmad=True lets the compiler fuse multiply-adds
+    (faster, no longer bit-exact)."""
     import cupy
-    options = compile_options(extra)
+    is_file = is_kernel_file(name)
+    options = student_compile_options(extra) if is_file else compile_options(extra)
     if fmad:
         options = tuple(o for o in options if o != "--fmad=false")
-    is_file = isinstance(name, Path) or "/" in str(name)
     key = (cupy.cuda.Device().id, str(name), options) + ((kernel_source(name),) if is_file else ())
     if key not in _modules:     # the source (headers inlined) is read only when compiling
         _modules[key] = cupy.RawModule(code=key[-1] if is_file else kernel_source(name), options=options)

@@ -1,0 +1,168 @@
+"""What the assignment's scaffold gives a student's renderer beyond the project's own kernels:
+the course's constant-memory parameter block (kernels/course_compat.cuh) filled from a scene,
+and a CUDA graph of a whole render() (docs/assignment.md, "Porting course code" and "Launch
+cost").
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# The course's SceneName values (kernels/course_compat.cuh, same order) by this project's names.
+SCENE_KINDS = {name: k for k, name in enumerate(
+    ("rgb", "rgby", "rand10k", "rand100k", "pattern", "snow", "fireworks", "hypnosis", "bouncingballs",
+     "snowsingle", "biglittle", "littlebig", "rand1M", "micro2M"))}
+SNOWFLAKES, SNOWFLAKES_SINGLE_FRAME, CUSTOM_SCENE = SCENE_KINDS["snow"], SCENE_KINDS["snowsingle"], len(SCENE_KINDS)
+
+# struct GlobalConstants (kernels/course_compat.cuh), laid out as the compiler lays it out.
+COURSE_PARAMS = np.dtype([("sceneName", np.int32), ("numCircles", np.int32), ("position", np.uint64),
+                          ("velocity", np.uint64), ("color", np.uint64), ("radius", np.uint64),
+                          ("imageWidth", np.int32), ("imageHeight", np.int32), ("imageData", np.uint64)],
+                         align=True)
+
+
+def scene_kind(scene) -> int:
+    """The course's SceneName for a scene: by its name, else by its shading (a scene file)."""
+    if scene.name in SCENE_KINDS:
+        return SCENE_KINDS[scene.name]
+    if scene.shading == "snow":
+        return SNOWFLAKES if scene.animation else SNOWFLAKES_SINGLE_FRAME
+    return CUSTOM_SCENE
+
+
+_FILLED: dict = {}          # id(module) -> the CourseParams its block holds (modules live as long as the process)
+
+
+def declares_params(module) -> bool:
+    """Does the module declare the course's cuConstRendererParams (course_compat.cuh)?"""
+    try:
+        module.get_global("cuConstRendererParams")
+    except Exception:                                   # CuPy raises the driver's "not found"
+        return False
+    return True
+
+
+class CourseParams:
+    """The course's ``cuConstRendererParams`` for one scene and image: the circles as the course
+    keeps them (3n positions, n radii, beside the scaffold's float4 circles), written into the
+    __constant__ block of a module that declares it (``fill``). An animated scene's positions
+    and radii are copied from the scaffold's circles after each step (``refresh``)."""
+
+    def __init__(self, state, image, scene):
+        import cupy as cp
+        self.state = state                              # DeviceScene: .circles (n, 4), .colors, .velocity
+        self.animated = scene.animation is not None
+        self.position = cp.ascontiguousarray(state.circles[:, :3])          # (n, 3) float32
+        self.radius = cp.ascontiguousarray(state.circles[:, 3])             # (n,) float32
+        p = np.zeros((), COURSE_PARAMS)
+        p["sceneName"], p["numCircles"] = scene_kind(scene), state.n
+        p["position"], p["velocity"] = self.position.data.ptr, state.velocity.data.ptr
+        p["color"], p["radius"] = state.colors.data.ptr, self.radius.data.ptr
+        p["imageWidth"], p["imageHeight"], p["imageData"] = image.width, image.height, image.pixels.data.ptr
+        self.bytes = p.tobytes()
+
+    def fill(self, module) -> None:
+        """Write the block into ``module``'s cuConstRendererParams (a module is compiled once and
+        shared by every renderer of its file: fill it before drawing, ScaffoldRenderer does)."""
+        symbol = module.get_global("cuConstRendererParams")
+        if symbol.mem.size != len(self.bytes):
+            raise RuntimeError(f"cuConstRendererParams is {symbol.mem.size} bytes, the scaffold writes "
+                               f"{len(self.bytes)}: declare it by including course_compat.cuh")
+        host = np.frombuffer(self.bytes, np.uint8)
+        symbol.copy_from_host(host.ctypes.data, len(self.bytes))
+        _FILLED[id(module)] = self
+
+    def refresh(self) -> None:
+        """After an animation step: the course's arrays from the scaffold's circles."""
+        if self.animated:
+            self.position[...] = self.state.circles[:, :3]
+            self.radius[...] = self.state.circles[:, 3]
+
+
+class CapturedRender:
+    """``render`` (a function of no arguments that only launches work on the current stream:
+    kernels, and CuPy calls on buffers made beforehand) captured once into a CUDA graph, then
+    replayed with one launch a call. Captured: the launches, with their arguments as they were.
+    Not capturable, and an error here: anything that waits for the GPU (``.get()``, ``int(x)``
+    of a device value, ``synchronize``, ``cupy.nonzero``, whose size the host must read).
+    Allowed but baked in: memory CuPy allocates during the capture is the graph's from then on
+    (this class keeps the capture stream, whose memory pool holds it, for as long as it lives).
+    """
+
+    def __init__(self, render):
+        import cupy
+        self._capture = cupy.cuda.Stream(non_blocking=True)     # the legacy stream cannot capture
+        with self._capture:
+            self._capture.begin_capture()
+            try:
+                render()
+            except Exception as e:
+                try:
+                    self._capture.end_capture()
+                except Exception:
+                    pass                                        # the capture is void anyway
+                raise RuntimeError(f"render() cannot be captured into a CUDA graph: {e} (a host "
+                                   "sync in it? .get(), int() of a device value, cupy.nonzero)") from e
+            self._graph = self._capture.end_capture()
+
+    def __call__(self) -> None:
+        import cupy
+        self._graph.launch(cupy.cuda.get_current_stream())
+
+
+class ScaffoldRenderer:
+    """The plumbing of the assignment's scaffold (assignment/my_renderer.py): a renderer made of
+    your kernel file and your ``draw()``. ``load`` uploads the circles (``self.scene``:
+    DeviceScene, ``.circles`` n float4 x, y, z, r; ``.colors`` 3n; ``.velocity`` 3n), makes the
+    image (``self.image.pixels``: height x width x float4, row 0 at the bottom), compiles
+    ``kernel_file`` (``self.module``), fills the course's parameter block if the file declares
+    it (course_compat.cuh), then calls your ``setup(scene)`` for per-scene buffers. ``clear``,
+    ``advance``, ``synchronize`` and ``get_image`` use the project's kernels. ``render`` calls
+    your ``draw``, or with ``use_graph = True`` replays a CUDA graph of it (CapturedRender)."""
+
+    name = "student"
+    needs_gpu = True                    # render check says so in one line on a machine without one
+    kernel_file = None                  # your .cu file (a Path)
+    defines: dict = {}                  # your own -D macros for it: {"TILE": 32}
+    use_graph = False
+
+    def load(self, scene, width: int, height: int) -> None:
+        from circle_render.cuda.device_scene import DeviceImage, DeviceScene
+        from circle_render.cuda.module import load_module
+        self.width, self.height = width, height
+        self.scene = DeviceScene(scene)
+        self.image = DeviceImage(width, height, scene.shading)
+        self.module = load_module(self.kernel_file, self.defines)
+        self.params = CourseParams(self.scene, self.image, scene) if declares_params(self.module) else None
+        self._graph = None
+        self.setup(scene)
+        if self.use_graph:
+            self.render()                # once uncaptured: CuPy compiles its kernels, its pool grows
+            self.synchronize()
+            self._graph = CapturedRender(self.draw)
+
+    def setup(self, scene) -> None:
+        """Per-scene set-up: your buffers, your kernels (the course's CudaRenderer::setup)."""
+
+    def draw(self) -> None:
+        """Blend every circle into the image, in index order: your launches."""
+        raise NotImplementedError
+
+    def clear(self) -> None:
+        self.image.clear()
+
+    def advance(self) -> None:
+        self.scene.advance()
+        if self.params is not None:
+            self.params.refresh()
+
+    def render(self) -> None:
+        if self.params is not None and _FILLED.get(id(self.module)) is not self.params:
+            self.params.fill(self.module)           # another renderer of this file filled it last
+        (self._graph or self.draw)()
+
+    def synchronize(self) -> None:
+        from circle_render.cuda.module import device_synchronize
+        device_synchronize()
+
+    def get_image(self) -> np.ndarray:
+        return self.image.pixels.get()

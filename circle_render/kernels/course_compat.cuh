@@ -1,0 +1,129 @@
+// The course's names, for porting course-style kernels into the scaffold (docs/assignment.md,
+// "Porting course code"). Include it from your kernel file:
+//     #include "course_compat.cuh"
+// It includes helpers.cuh. Written from the course's documented interface (names, arguments and
+// meanings), not from its code; tests/test_assignment_gpu.py checks each against NumPy.
+//
+//   uint                                   unsigned int (NVRTC has no glibc headers to give it)
+//   cuConstRendererParams                  __constant__ GlobalConstants, filled by the scaffold
+//                                          (circle_render/cuda/student.py: CourseParams) before
+//                                          every frame's launches:
+//       .sceneName                         a SceneName (below): which scene, for its shading
+//       .numCircles                        n
+//       .position, .velocity, .color       3n floats each (x, y, z / vx, vy, vz / r, g, b)
+//       .radius                            n floats
+//       .imageWidth, .imageHeight          pixels
+//       .imageData                         4 * width * height floats (r, g, b, a), row 0 at the bottom
+//   float3 lookupColor(float coord)        the snow colour ramp at coord in [0, 1]
+//   void shadePixel(int circleIndex, float2 pixelCenter, float3 p, float4* imagePtr)
+//       If circle circleIndex (centre p, radius from the block) covers the normalised pixel
+//       centre, reads *imagePtr, blends the circle in (alpha 1/2 and its colour, or the snow
+//       shading in the snow scenes) and writes it back; else touches nothing.
+//   int circleInBoxConservative(float circleX, float circleY, float circleRadius,
+//                               float boxL, float boxR, float boxT, float boxB)
+//       1 when the circle's bounding square overlaps the box [boxL, boxR] x [boxB, boxT] (note
+//       the order: left, right, TOP, bottom); never 0 for a circle that touches the box.
+//   int circleInBox(... the same arguments ...)
+//       1 exactly when the disc meets the box.
+//   void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
+//                               volatile uint* sScratch, uint size)
+//       sOutput[i] = sInput[0] + ... + sInput[i - 1] for i < size, all in shared memory;
+//       sScratch holds 2 * size entries. Every thread of the block calls it (it synchronizes);
+//       any block shape and any size work: the threads are counted by their linear index in
+//       the block (threadIndex is accepted for the course's signature and not needed).
+#pragma once
+#include "helpers.cuh"
+
+// Which scene: the course's names. The scaffold sets sceneName from the scene's name (a scene
+// from a file: SNOWFLAKES_SINGLE_FRAME if it has the snow shading, else CUSTOM_SCENE).
+enum SceneName {
+    CIRCLE_RGB, CIRCLE_RGBY, CIRCLE_TEST_10K, CIRCLE_TEST_100K, PATTERN, SNOWFLAKES, FIREWORKS, HYPNOSIS,
+    BOUNCING_BALLS, SNOWFLAKES_SINGLE_FRAME, BIG_LITTLE, LITTLE_BIG, CIRCLE_TEST_1M, MICRO_2M, CUSTOM_SCENE
+};
+
+// The layout circle_render/cuda/student.py writes (COURSE_PARAMS, 56 bytes).
+struct GlobalConstants {
+    SceneName sceneName;
+    int numCircles;
+    float* position;
+    float* velocity;
+    float* color;
+    float* radius;
+    int imageWidth;
+    int imageHeight;
+    float* imageData;
+};
+static_assert(sizeof(GlobalConstants) == 56, "circle_render/cuda/student.py writes 56 bytes");
+
+__constant__ GlobalConstants cuConstRendererParams;
+
+#define COLOR_MAP_SIZE (CR_SNOW_RAMP_LAST + 1)
+__constant__ float cuConstColorRamp[COLOR_MAP_SIZE][3] = {
+    {CR_SNOW_RAMP_R0, CR_SNOW_RAMP_G0, CR_SNOW_RAMP_B0}, {CR_SNOW_RAMP_R1, CR_SNOW_RAMP_G1, CR_SNOW_RAMP_B1},
+    {CR_SNOW_RAMP_R2, CR_SNOW_RAMP_G2, CR_SNOW_RAMP_B2}, {CR_SNOW_RAMP_R3, CR_SNOW_RAMP_G3, CR_SNOW_RAMP_B3},
+    {CR_SNOW_RAMP_R4, CR_SNOW_RAMP_G4, CR_SNOW_RAMP_B4}};
+static_assert(COLOR_MAP_SIZE == 5, "the course's ramp has five entries");
+
+// Entries base and base + 1 weighted by 1 - w and w, with base = int(coord * 4) (at most 4).
+__device__ __inline__ float3 lookupColor(float coord) {
+    const float scaled = coord * (float)(COLOR_MAP_SIZE - 1);
+    const int base = min((int)scaled, COLOR_MAP_SIZE - 1), next = min(base + 1, COLOR_MAP_SIZE - 1);
+    const float w = scaled - (float)base, keep = 1.f - w;
+    return make_float3(keep * cuConstColorRamp[base][0] + w * cuConstColorRamp[next][0],
+                       keep * cuConstColorRamp[base][1] + w * cuConstColorRamp[next][1],
+                       keep * cuConstColorRamp[base][2] + w * cuConstColorRamp[next][2]);
+}
+
+__device__ __inline__ void shadePixel(int circleIndex, float2 pixelCenter, float3 p, float4* imagePtr) {
+    const float rad = cuConstRendererParams.radius[circleIndex];
+    const float4 c = make_float4(p.x, p.y, p.z, rad);
+    const float d2 = dist2(c, pixelCenter.x, pixelCenter.y);
+    if (d2 > rad * rad) return;                         // not covered: the pixel is not touched
+    float alpha;
+    float3 rgb;
+    const SceneName scene = cuConstRendererParams.sceneName;
+    if (scene == SNOWFLAKES || scene == SNOWFLAKES_SINGLE_FRAME) {
+        const float d = sqrtf(d2) / rad;                // 0 at the centre, 1 on the rim
+        rgb = lookupColor(d);
+        const float maxAlpha = CR_SNOW_MAX_ALPHA
+            * fmaxf(fminf(CR_SNOW_ALPHA_BASE + CR_SNOW_ALPHA_DEPTH * (1.f - p.z), 1.f), 0.f);
+        alpha = maxAlpha * expf((-1.f * CR_SNOW_FALLOFF * d) * d);
+    } else {
+        const float* color = cuConstRendererParams.color;
+        rgb = make_float3(color[3 * circleIndex], color[3 * circleIndex + 1], color[3 * circleIndex + 2]);
+        alpha = CR_FLAT_ALPHA;
+    }
+    float4 pixel = *imagePtr;
+    blend(pixel, alpha, rgb);
+    *imagePtr = pixel;
+}
+
+__device__ __inline__ int circleInBoxConservative(float circleX, float circleY, float circleRadius, float boxL,
+                                                  float boxR, float boxT, float boxB) {
+    return circleX >= boxL - circleRadius && circleX <= boxR + circleRadius && circleY >= boxB - circleRadius
+        && circleY <= boxT + circleRadius;
+}
+
+__device__ __inline__ int circleInBox(float circleX, float circleY, float circleRadius, float boxL, float boxR,
+                                      float boxT, float boxB) {
+    return circle_in_box(make_float4(circleX, circleY, 0.f, circleRadius), boxL, boxR, boxB, boxT);
+}
+
+// Hillis and Steele's scan, ping-ponging between the halves of sScratch: log2(size) steps, each
+// thread taking entries threadIndex, threadIndex + threads, ... so any block covers any size.
+__device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
+                                                  volatile uint* sScratch, uint size) {
+    (void)threadIndex;
+    const uint t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
+    for (uint i = t; i < size; i += threads) sScratch[i] = i > 0 ? sInput[i - 1] : 0u;   // shifted: exclusive
+    __syncthreads();
+    uint from = 0, to = size;
+    for (uint step = 1; step < size; step <<= 1) {
+        for (uint i = t; i < size; i += threads)
+            sScratch[to + i] = sScratch[from + i] + (i >= step ? sScratch[from + i - step] : 0u);
+        __syncthreads();
+        const uint swap = from; from = to; to = swap;
+    }
+    for (uint i = t; i < size; i += threads) sOutput[i] = sScratch[from + i];
+    __syncthreads();
+}

@@ -1,0 +1,65 @@
+// tiled_scan_course.cu ported into the scaffold (README.md lists every line that changed).
+//
+// One 16 x 16 block per tile, one thread per pixel. The block tests 256 circles at a time
+// against its tile (one a thread), compacts the hits in circle order with a shared-memory
+// exclusive scan, and every thread blends the hits into its pixel, kept in a register.
+#include "course_compat.cuh"
+
+#define BLOCK_DIM 16
+#define BLOCKSIZE (BLOCK_DIM * BLOCK_DIM)
+
+extern "C" __global__ void kernelRenderTiles() {
+    __shared__ uint circleHit[BLOCKSIZE];
+    __shared__ uint hitIndex[BLOCKSIZE];
+    __shared__ uint scratch[2 * BLOCKSIZE];
+    __shared__ int hitList[BLOCKSIZE];
+
+    const int linearThreadIndex = threadIdx.y * BLOCK_DIM + threadIdx.x;
+    const int imageWidth = cuConstRendererParams.imageWidth;
+    const int imageHeight = cuConstRendererParams.imageHeight;
+    const float invWidth = 1.f / imageWidth;
+    const float invHeight = 1.f / imageHeight;
+
+    // the tile, in normalised coordinates (its pixels' edges: a superset of their centres)
+    const int tileX = blockIdx.x * BLOCK_DIM, tileY = blockIdx.y * BLOCK_DIM;
+    const float boxL = invWidth * tileX;
+    const float boxR = invWidth * min(tileX + BLOCK_DIM, imageWidth);
+    const float boxB = invHeight * tileY;
+    const float boxT = invHeight * min(tileY + BLOCK_DIM, imageHeight);
+
+    const int pixelX = tileX + threadIdx.x, pixelY = tileY + threadIdx.y;
+    const bool inImage = pixelX < imageWidth && pixelY < imageHeight;
+    const float2 pixelCenterNorm = make_float2(invWidth * (static_cast<float>(pixelX) + 0.5f),
+                                               invHeight * (static_cast<float>(pixelY) + 0.5f));
+    float4* imgPtr = (float4*)(&cuConstRendererParams.imageData[4 * (pixelY * imageWidth + pixelX)]);
+    float4 color = inImage ? *imgPtr : make_float4(0.f, 0.f, 0.f, 0.f);
+
+    const int numCircles = cuConstRendererParams.numCircles;
+    for (int base = 0; base < numCircles; base += BLOCKSIZE) {
+        const int circleIndex = base + linearThreadIndex;
+        uint hit = 0;
+        if (circleIndex < numCircles) {
+            const float3 p = *(float3*)(&cuConstRendererParams.position[3 * circleIndex]);
+            const float rad = cuConstRendererParams.radius[circleIndex];
+            hit = circleInBoxConservative(p.x, p.y, rad, boxL, boxR, boxT, boxB);
+        }
+        circleHit[linearThreadIndex] = hit;
+        __syncthreads();
+        sharedMemExclusiveScan(linearThreadIndex, circleHit, hitIndex, scratch, BLOCKSIZE);
+        __syncthreads();
+        if (hit) hitList[hitIndex[linearThreadIndex]] = circleIndex;
+        const int numHits = hitIndex[BLOCKSIZE - 1] + circleHit[BLOCKSIZE - 1];
+        __syncthreads();
+        if (inImage) {
+            for (int k = 0; k < numHits; k++) {
+                const int index = hitList[k];
+                const float3 p = *(float3*)(&cuConstRendererParams.position[3 * index]);
+                shadePixel(index, pixelCenterNorm, p, &color);
+            }
+        }
+        __syncthreads();        // hitList is rewritten by the next chunk
+    }
+    if (inImage) *imgPtr = color;
+}
+
+// Host side: TiledScanRenderer.draw in course_ports.py.

@@ -1,0 +1,52 @@
+// Test kernels for circle_render/kernels/course_compat.cuh and the helpers' scans from blocks of
+// any shape (tests/test_course_compat_gpu.py). TILE_SIZE and DT are the student's own here: the
+// project's macros of those names must not reach this file.
+#define TILE_SIZE 7
+#define DT 0.25f
+#include "course_compat.cuh"
+
+// one block of any shape: out[0..size) = the exclusive scan of in[0..size) (size <= 2048)
+extern "C" __global__ void shared_scan(const uint* in, uint* out, int size) {
+    __shared__ uint sIn[2048], sOut[2048], scratch[4096];
+    const int t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
+    for (int i = t; i < size; i += threads) sIn[i] = in[i];
+    __syncthreads();
+    sharedMemExclusiveScan(threadIdx.x, sIn, sOut, scratch, size);     // threadIdx.x: wrong in 2D, and unused
+    for (int i = t; i < size; i += threads) out[i] = sOut[i];
+}
+
+// block_exclusive_scan from a 16 x 16 block (256) or a 32 x 32 one (1024); total in out[THREADS]
+template <int THREADS>
+__device__ void block_scan(const int* values, int* out) {
+    __shared__ int warp_sums[32];
+    const int t = thread_in_block();
+    int total;
+    out[t] = block_exclusive_scan<THREADS>(values[t], total, warp_sums);
+    if (t == 0) out[THREADS] = total;
+}
+extern "C" __global__ void block_scan_256(const int* values, int* out) { block_scan<256>(values, out); }
+extern "C" __global__ void block_scan_1024(const int* values, int* out) { block_scan<1024>(values, out); }
+
+// boxes: float4 (L, R, T, B); out: bit 0 circleInBoxConservative, bit 1 circleInBox
+extern "C" __global__ void course_boxes(const float4* circles, const float4* boxes, int* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float4 c = circles[i], b = boxes[i];
+    out[i] = circleInBoxConservative(c.x, c.y, c.w, b.x, b.y, b.z, b.w)
+           | circleInBox(c.x, c.y, c.w, b.x, b.y, b.z, b.w) << 1;
+}
+
+// every pixel, one thread, blends circles 0..n-1 in order with shadePixel on the image itself
+extern "C" __global__ void course_shade() {
+    const int width = cuConstRendererParams.imageWidth, height = cuConstRendererParams.imageHeight;
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= width * height) return;
+    const int x = k % width, y = k / width;
+    const float2 centre = make_float2((1.f / width) * (x + 0.5f), (1.f / height) * (y + 0.5f));
+    float4* pixel = (float4*)&cuConstRendererParams.imageData[4 * k];
+    for (int i = 0; i < cuConstRendererParams.numCircles; i++)
+        shadePixel(i, centre, *(float3*)&cuConstRendererParams.position[3 * i], pixel);
+}
+
+// the student's macros are theirs
+extern "C" __global__ void own_macros(float* out) { out[0] = TILE_SIZE * DT; }
