@@ -5,6 +5,8 @@ cost").
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 # The course's SceneName values (kernels/course_compat.cuh, same order) by this project's names.
@@ -68,7 +70,7 @@ class CourseParams:
             raise RuntimeError(f"cuConstRendererParams is {symbol.mem.size} bytes, the scaffold writes "
                                f"{len(self.bytes)}: declare it by including course_compat.cuh")
         host = np.frombuffer(self.bytes, np.uint8)
-        symbol.copy_from_host(host.ctypes.data, len(self.bytes))
+        symbol.copy_from_host(ctypes.c_void_p(host.ctypes.data), len(self.bytes))
         _FILLED[id(module)] = self
 
     def refresh(self) -> None:
@@ -133,6 +135,8 @@ class ScaffoldRenderer:
         self.image = DeviceImage(width, height, scene.shading)
         self.module = load_module(self.kernel_file, self.defines)
         self.params = CourseParams(self.scene, self.image, scene) if declares_params(self.module) else None
+        if self.params is not None:
+            self.params.fill(self.module)           # before setup(), whose kernels may read it
         self._graph = None
         self.setup(scene)
         if self.use_graph:
