@@ -64,11 +64,9 @@ class CourseParams:
 
     def fill(self, module) -> None:
         """Write the block into ``module``'s cuConstRendererParams (a module is compiled once and
-        shared by every renderer of its file: fill it before drawing, ScaffoldRenderer does)."""
+        shared by every renderer of its file: fill it before drawing, ScaffoldRenderer does). The
+        block must be course_compat.cuh's (its static_assert holds the layout to COURSE_PARAMS)."""
         symbol = module.get_global("cuConstRendererParams")
-        if symbol.mem.size != len(self.bytes):
-            raise RuntimeError(f"cuConstRendererParams is {symbol.mem.size} bytes, the scaffold writes "
-                               f"{len(self.bytes)}: declare it by including course_compat.cuh")
         host = np.frombuffer(self.bytes, np.uint8)
         symbol.copy_from_host(ctypes.c_void_p(host.ctypes.data), len(self.bytes))
         _FILLED[id(module)] = self
