@@ -1,6 +1,7 @@
 """`render compile`: a student's kernel compiled as the GPU path compiles it, without a GPU
 (NVRTC from its library; CI installs the nvidia-cuda-nvrtc wheel); student compiles see only
 the CR_ constants; the course-compatible layer's host side without a GPU."""
+import os
 import re
 import shutil
 
@@ -15,6 +16,12 @@ from circle_render.scenes import SCENE_NAMES, make_scene
 NVRTC = load_nvrtc()
 needs_nvrtc = pytest.mark.skipif(NVRTC is None, reason="NVRTC not installed (pip install nvidia-cuda-nvrtc-cu12)")
 needs_compiler = pytest.mark.skipif(NVRTC is None and shutil.which("nvcc") is None, reason="no CUDA compiler")
+
+
+def test_ci_has_nvrtc():
+    # .ci/run installs the NVRTC wheel and sets this: the tests below must run there
+    if os.environ.get("CIRCLE_RENDER_REQUIRE_NVRTC"):
+        assert NVRTC is not None, "CIRCLE_RENDER_REQUIRE_NVRTC is set and NVRTC was not found"
 
 
 @needs_compiler
