@@ -86,15 +86,21 @@ def test_helpers_block_scan_against_numpy():
     assert np.array_equal(got[:256], np.cumsum(v) - v) and got[256] == v.sum()
 
 
+def middle_of(name: str, most: int = 300) -> Scene:
+    """The scene, or at most ``most`` of its circles over the middle of the picture."""
+    s = make_scene(name)
+    if s.n > most:
+        keep = np.nonzero(np.abs(s.position[:, :2] - 0.5).max(axis=1) < 0.02 + s.radius)[0][:most]
+        s = Scene(s.name, s.position[keep], s.radius[keep], s.color[keep], shading=s.shading)
+    return s
+
+
 @pytest.mark.parametrize("scene", ["rgby", "snowsingle"])
 def test_helpers_shade_pixel_against_the_reference(scene):
     import cupy as cp
 
     from circle_render.cuda.module import load_module
-    s = make_scene(scene)
-    if s.n > 300:                                      # the circles over the middle of the picture
-        keep = np.nonzero(np.abs(s.position[:, :2] - 0.5).max(axis=1) < 0.02 + s.radius)[0][:300]
-        s = Scene(s.name, s.position[keep], s.radius[keep], s.color[keep], shading=s.shading)
+    s = middle_of(scene)
     size = 48
     circles = cp.asarray(np.c_[s.position, s.radius].astype(np.float32))
     pixels = cp.asarray(clear_image(size, size, s.shading).reshape(-1, 4))

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_assignment_gpu import middle_of
 from test_cli import ROOT
 
 from circle_render.course import compare
 from circle_render.cpu.reference import reference_image
 from circle_render.cpu.shading import clear_image
 from circle_render.scenes import make_scene
-from circle_render.scenes.scene import Scene
 
 pytestmark = pytest.mark.gpu
 KERNELS = Path(__file__).resolve().parent / "kernels" / "course_compat_test.cu"
@@ -90,10 +90,7 @@ def test_shade_pixel_and_lookup_color_against_the_reference(scene):
 
     from circle_render.cuda.device_scene import DeviceImage, DeviceScene
     from circle_render.cuda.student import CourseParams
-    s = make_scene(scene)
-    if s.n > 300:                                      # the circles over the middle of the picture
-        keep = np.nonzero(np.abs(s.position[:, :2] - 0.5).max(axis=1) < 0.02 + s.radius)[0][:300]
-        s = Scene(s.name, s.position[keep], s.radius[keep], s.color[keep], shading=s.shading)
+    s = middle_of(scene)
     size = 48
     state, image = DeviceScene(s), DeviceImage(size, size, s.shading)
     image.pixels[...] = cp.asarray(clear_image(size, size, s.shading))
