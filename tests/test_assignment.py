@@ -42,3 +42,29 @@ def test_the_handout_names_only_commands_that_exist():
     text = (ROOT / "docs" / "assignment.md").read_text()
     for needed in ("render check -r assignment/my_renderer.py:StudentRenderer", "-r cuda-starter", "helpers.cuh"):
         assert needed in text, needed
+
+
+def _handout_commands() -> list[list[str]]:
+    """Every `render ...` line of the handout's code blocks, as arguments (comments dropped)."""
+    import re
+    import shlex
+    text = (ROOT / "docs" / "assignment.md").read_text()
+    lines = [line for block in re.findall(r"```\n(.*?)```", text, re.S) for line in block.splitlines()]
+    return [shlex.split(line.split("  #")[0])[1:] for line in lines if line.startswith("render ")]
+
+
+def test_the_handouts_commands_parse(tmp_path):
+    # each command's options exist (click rejects an unknown one before it prints the help)
+    commands = _handout_commands()
+    assert len(commands) >= 8
+    for args in commands:
+        p = render(*args, "--help", cwd=ROOT)
+        assert p.returncode == 0 and "Usage:" in p.stdout, (args, p.stderr)
+
+
+def test_the_handouts_files_exist():
+    import re
+    text = (ROOT / "docs" / "assignment.md").read_text()
+    for path in set(re.findall(r"`((?:assignment|examples|circle_render|benchmarks|tests)/[\w/.-]+\.\w+)", text)):
+        if "*" not in path:
+            assert (ROOT / path).exists(), path

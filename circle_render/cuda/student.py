@@ -85,7 +85,8 @@ class CapturedRender:
     Not capturable, and an error here: anything that waits for the GPU (``.get()``, ``int(x)``
     of a device value, ``synchronize``, ``cupy.nonzero``, whose size the host must read).
     Allowed but baked in: memory CuPy allocates during the capture is the graph's from then on
-    (this class keeps the capture stream, whose memory pool holds it, for as long as it lives).
+    (this class keeps the capture stream, whose memory pool holds it, for as long as it lives;
+    ``free_all_blocks()`` on the pool meanwhile would free it under the graph).
     """
 
     def __init__(self, render):
