@@ -61,13 +61,20 @@ def renderer_factory(spec: str) -> tuple[Callable[[], object], str]:
             raise PluginError(str(e)) from None
         return (lambda: registry.create(name)), name
     cls = _import_class(spec)
-    return cls, str(getattr(cls, "name", _split(spec)[1]))
+    return cls, _display_name(cls, spec)
+
+
+def _display_name(cls, spec: str) -> str:
+    """The class's own ``name`` if it sets one, else its class name (not an inherited name:
+    a subclass of CpuRenderer is not "cpu")."""
+    name = cls.__dict__.get("name")
+    return name if isinstance(name, str) and name else _split(spec)[1]
 
 
 def _split(spec: str) -> tuple[str, str]:
     """(file or module, class name) of a ``where:Class`` spec; PluginError if malformed."""
     where, _, cls_name = spec.rpartition(":")
-    is_file = where.endswith(".py") or "/" in where or os.sep in where
+    is_file = _is_path(where)
     module_ok = all(part.isidentifier() for part in where.split("."))
     if not cls_name.isidentifier() or not where or not (is_file or module_ok):
         raise PluginError(f"cannot load renderer {spec!r}: expected {FORMS}")
@@ -82,11 +89,16 @@ def _split(spec: str) -> tuple[str, str]:
     return where, cls_name
 
 
+def _is_path(where: str) -> bool:
+    """A file path (``x.py``, ``dir/x``, or a file that exists here), not a module name."""
+    return where.endswith(".py") or "/" in where or os.sep in where or (bool(where) and Path(where).is_file())
+
+
 def _import_class(spec: str):
     """The class a ``where:Class`` spec names, imported here and checked."""
     where, cls_name = _split(spec)
     try:
-        if where.endswith(".py") or "/" in where or os.sep in where:
+        if _is_path(where):
             path = Path(where).resolve()
             mod_name = f"_circle_render_plugin_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
             module_spec = importlib.util.spec_from_file_location(mod_name, path)
@@ -122,7 +134,7 @@ def _probe_main(spec: str, conn) -> None:
     os.dup2(2, 1)
     try:
         cls = _import_class(spec)
-        answer = {"name": str(getattr(cls, "name", _split(spec)[1]))}
+        answer = {"name": _display_name(cls, spec)}
     except PluginError as e:
         answer = {"error": str(e)}
     except BaseException as e:                     # KeyboardInterrupt raised by the import, say

@@ -44,7 +44,7 @@ def check_scene(renderer, scene: str, size: int, seeds: list[int], time_seed: in
     res = SceneResult(scene)
     refs = {}
     for seed in seeds:
-        refs[seed], cached = reference_frame(scene, size, seed, progress)
+        refs[seed], cached = reference_frame(scene, size, seed, progress, cache=seed == time_seed)
         res.log.append(f"reference image, seed {seed}: {'cache' if cached else 'rendered now'} "
                        f"(version {reference_version()})")
     progress("correctness" + (f" (seeds {', '.join(map(str, seeds))})" if len(seeds) > 1 else ""))

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from circle_render.check.plugins import PluginError, load_renderer
+from circle_render.check.reference_cache import max_cache_bytes
 from circle_render.check.scene_check import baseline_time, check_scene, mismatch_picture, write_log
 from circle_render.check.tf import tf_source
 from circle_render.course import RULES, render_table, scene_score
@@ -35,6 +36,7 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
     unknown = [s for s in scenes if s not in SCENES]
     if unknown:
         raise UserError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
+    max_cache_bytes()                    # a bad $CIRCLE_RENDER_CACHE_MAX: say so before any work
     renderer = load_renderer(renderer_spec)
     source = tf_source(ref_times, baseline, tf_mode, scenes, size)
     logs = Path(logs)
