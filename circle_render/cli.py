@@ -44,6 +44,14 @@ def parse_frames(text: str) -> tuple[int, int]:
     return start, end
 
 
+def _renderer_option(value: str, built_in=registry.CHOICES) -> str:
+    """A built-in renderer name, or a user's ``module:Class`` / ``path/to/file.py:Class``."""
+    try:
+        return registry.check_name(value, tuple(built_in))
+    except UserError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 def _frames_option(ctx, param, value):
     return None if value is None else parse_frames(value)
 
@@ -81,8 +89,10 @@ def list_command():
 
 @cli.command("scene")
 @click.argument("scene", metavar="SCENE", shell_complete=_complete_scene)
-@click.option("-r", "--renderer", type=click.Choice(registry.CHOICES), default="auto", show_default=True,
-              help="auto: cuda when a usable GPU is present, else cpu; " + registry.describe() + ".")
+@click.option("-r", "--renderer", callback=lambda ctx, p, v: _renderer_option(v), default="auto",
+              show_default=True, metavar="RENDERER",
+              help="auto: cuda when a usable GPU is present, else cpu; " + registry.describe() + "; "
+                   "or your own class: module:Class or path/to/file.py:Class.")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True,
               help="Image width and height in pixels.")
 @click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
@@ -113,8 +123,10 @@ def scene_command(**options):
 
 
 @cli.command("bench")
-@click.option("-r", "--renderer", "renderer_name", type=click.Choice([n for n in registry.RENDERERS if n != "cpu"]),
-              default="cuda", show_default=True)
+@click.option("-r", "--renderer", "renderer_name", default="cuda", show_default=True, metavar="RENDERER",
+              callback=lambda ctx, p, v: _renderer_option(v, [n for n in registry.RENDERERS if n != "cpu"]),
+              help="A GPU renderer (" + ", ".join(n for n in registry.RENDERERS if n != "cpu")
+                   + ") or your own class: module:Class or path/to/file.py:Class.")
 @click.option("--scenes", default=",".join(SCENE_NAMES), show_default=False,
               help="Comma-separated scene names (default: all 14).")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True)
@@ -129,7 +141,7 @@ def bench_command(**options):
 
 @cli.command("check")
 @click.argument("what", type=click.Choice(("render", "scan", "find_repeats")), default="render", required=False)
-@click.option("-r", "--renderer", "renderer_spec", default="auto", show_default=True,
+@click.option("-r", "--renderer", "renderer_spec", default="auto", show_default=True, metavar="RENDERER",
               help=f"A built-in renderer ({', '.join(registry.CHOICES)}) or your own class: "
                    "module:Class or path/to/file.py:Class (interface: circle_render/interface.py); "
                    "your class runs in a worker process per scene.")

@@ -2,6 +2,7 @@
 ``path/to/file.py:Class``, and checking that what it returns is an image."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -94,8 +95,9 @@ def _is_path(where: str) -> bool:
     return where.endswith(".py") or "/" in where or os.sep in where or (bool(where) and Path(where).is_file())
 
 
+@functools.lru_cache(maxsize=None)
 def _import_class(spec: str):
-    """The class a ``where:Class`` spec names, imported here and checked."""
+    """The class a ``where:Class`` spec names, imported here (once) and checked."""
     where, cls_name = _split(spec)
     try:
         if _is_path(where):
