@@ -147,3 +147,22 @@ def test_a_plugin_patching_the_checker_at_import_cannot_reach_it(tmp_path):
     (tmp_path / "patches.py").write_text(LOADER["patches.py"] + HOSTILE.replace("\n    ", "\n"))
     p = check(tmp_path, "-r", "patches.py:Patches", *SCENES)
     assert p.returncode == 1 and table_rows(p.stdout)["rgb"][1].endswith("(F)")
+
+
+def test_ctrl_c_is_the_users_and_stops_the_check(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    from test_cli import ROOT
+    path = plugin(tmp_path, HOSTILE)
+    p = subprocess.Popen([sys.executable, "-m", "circle_render", "check", "-r", f"{path}:Hangs", *SCENES],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "CIRCLE_RENDER_CACHE": str(tmp_path / "c")},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    for line in p.stderr:                                   # wait until the worker is drawing rgb
+        if "rgb: correctness" in line:
+            break
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "interrupted" in err and "Traceback" not in err
