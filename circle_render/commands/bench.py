@@ -32,8 +32,8 @@ def bench_command(renderer_name, scenes, size, runs, output) -> None:
     unknown = [s for s in names if s not in SCENES]
     if unknown:
         raise UserError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
-    require_gpu("render bench")
     out = check_output_path(output or default_output(renderer_name, size), (".json",), "record")
+    require_gpu("render bench")
     record = run_bench(renderer_name, names, size, runs=runs,
                        progress=lambda n: click.echo(f"bench: {n}", err=True))
     write_record(record, out)
