@@ -45,6 +45,14 @@ def parse_frames(text: str) -> tuple[int, int]:
     return start, end
 
 
+def _renderer_option(value: str, built_in=registry.CHOICES) -> str:
+    """A built-in renderer name, or a user's ``module:Class`` / ``path/to/file.py:Class``."""
+    try:
+        return registry.check_name(value, tuple(built_in))
+    except UserError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 def _frames_option(ctx, param, value):
     return None if value is None else parse_frames(value)
 
@@ -82,8 +90,10 @@ def list_command():
 
 @cli.command("scene")
 @click.argument("scene", metavar="SCENE", shell_complete=_complete_scene)
-@click.option("-r", "--renderer", type=click.Choice(registry.CHOICES), default="auto", show_default=True,
-              help="auto: cuda when a usable GPU is present, else cpu; " + registry.describe() + ".")
+@click.option("-r", "--renderer", callback=lambda ctx, p, v: _renderer_option(v), default="auto",
+              show_default=True, metavar="RENDERER",
+              help="auto: cuda when a usable GPU is present, else cpu; " + registry.describe() + "; "
+                   "or your own class: module:Class or path/to/file.py:Class.")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True,
               help="Image width and height in pixels.")
 @click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
@@ -114,8 +124,10 @@ def scene_command(**options):
 
 
 @cli.command("bench")
-@click.option("-r", "--renderer", "renderer_name", type=click.Choice([n for n in registry.RENDERERS if n != "cpu"]),
-              default="cuda", show_default=True)
+@click.option("-r", "--renderer", "renderer_name", default="cuda", show_default=True, metavar="RENDERER",
+              callback=lambda ctx, p, v: _renderer_option(v, [n for n in registry.RENDERERS if n != "cpu"]),
+              help="A GPU renderer (" + ", ".join(n for n in registry.RENDERERS if n != "cpu")
+                   + ") or your own class: module:Class or path/to/file.py:Class.")
 @click.option("--scenes", default=",".join(SCENE_NAMES), show_default=False,
               help="Comma-separated scene names (default: all 14).")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True)
@@ -130,18 +142,27 @@ def bench_command(**options):
 
 @cli.command("check")
 @click.argument("what", type=click.Choice(("render", "scan", "find_repeats")), default="render", required=False)
-@click.option("-r", "--renderer", "renderer_spec", default="auto", show_default=True,
-              help="A built-in renderer (auto, cpu, cuda, cuda-tiled) or your own class: "
-                   "module:Class or path/to/file.py:Class (interface: circle_render/interface.py).")
+@click.option("-r", "--renderer", "renderer_spec", default="auto", show_default=True, metavar="RENDERER",
+              help=f"A built-in renderer ({', '.join(registry.CHOICES)}) or your own class: "
+                   "module:Class or path/to/file.py:Class (interface: circle_render/interface.py); "
+                   "your class runs in a worker process per scene.")
 @click.option("--rules", type=click.Choice(["cmu", "cs149"]), default="cmu", show_default=True,
               help="cmu: 6 scenes x 12 points; cs149: 8 scenes x 9 points (72 in all).")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True)
 @click.option("--scenes", help="Comma-separated scenes to check instead of the rules' scenes.")
 @click.option("--runs", type=click.IntRange(1, 100), default=3, show_default=True)
-@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True)
+@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=None,
+              help="Check and time at this seed only. Default: time at seed 0; check at seed 0 "
+                   "and at a random seed per scene (printed when a scene fails).")
 @click.option("--ref-times", "ref_times", type=click.Path(dir_okay=False),
               help="JSON file of reference times Tf in ms ({\"rgb\": 0.0545, ...}).")
-@click.option("--baseline", help="Measure Tf live with this renderer (same forms as --renderer).")
+@click.option("--baseline", help="Measure Tf live with this renderer (same forms as --renderer), unscaled.")
+@click.option("--tf", "tf_mode", type=click.Choice(["auto", "live"]), default=None,
+              help="auto (default): the course's stored times on the GPU model and size they were "
+                   "measured on, elsewhere cuda-tiled timed live and scaled by its ratio to the "
+                   "course's binary; live: that calibrated live Tf even where times are stored.")
+@click.option("--scene-timeout", type=click.FloatRange(1, None), default=300, show_default=True,
+              help="Seconds your renderer may take per scene (check and timing) before it gets (F).")
 @click.option("--logs", type=click.Path(file_okay=False), default="logs", show_default=True,
               help="Folder for a log per scene and, for a failed scene, a PNG of its mismatches.")
 def check_command(**options):

@@ -126,9 +126,9 @@ def _ms(t: float | None) -> str:
     return "n/a" if t is None else f"{t:.4f}"
 
 
-def render_table(rules: Rules, rows: list[dict], reference_label: str) -> str:
-    """The course's score table. rows: dicts with scene, tf, t, passed, score, live (bool:
-    Tf measured in this run rather than stored)."""
+def render_table(rules: Rules, rows: list[dict], footer: str) -> str:
+    """The course's score table, then ``footer`` (where each Tf came from). rows: dicts with
+    scene, tf, t, passed, score, live (bool: Tf measured in this run, marked ``*``)."""
     out = ["------------", "Score table:", "------------", RULE,
            _row("Scene Name", "Fast Time (Tf)", "Your Time (T)", "Score"), RULE]
     for r in rows:
@@ -136,8 +136,7 @@ def render_table(rules: Rules, rows: list[dict], reference_label: str) -> str:
         t = _ms(r["t"]) + ("" if r["passed"] else " (F)")
         out.append(_row(r["scene"], tf, t, r["score"]))
     total = sum(r["score"] for r in rows)
-    out += [RULE, _total_row("Total score:", f"{total}/{rules.points * len(rows)}"), RULE,
-            f"Tf: {reference_label}" + ("; * measured live in this run" if any(r.get("live") for r in rows) else "")]
+    out += [RULE, _total_row("Total score:", f"{total}/{rules.points * len(rows)}"), RULE, footer]
     return "\n".join(out)
 
 
@@ -155,20 +154,52 @@ def scan_table(title: str, rows: list[dict]) -> str:
 
 # ---------------------------------------------------------------- reference times
 
+MEASURED_SIZE = 1024   # the stored render times were measured at this image size
+
+
 def ref_times_file() -> Path:
     """The stored reference times, by GPU model: golden/ref_times.json in the package."""
     return Path(str(resources.files("circle_render") / "golden" / "ref_times.json"))
 
 
-def stored_times(gpu: str | None, kind: str = "render") -> dict[str, float] | None:
+def _ref_data() -> dict:
+    return json.loads(ref_times_file().read_text())
+
+
+def same_gpu(a: str, b: str) -> bool:
+    """GPU model names match exactly (case and spacing aside): an "NVIDIA H100 PCIe" is not
+    the "NVIDIA H100 80GB HBM3" the times were measured on."""
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def stored_times(gpu: str | None, kind: str = "render", size: int | None = None) -> dict[str, float] | None:
     """The course's reference times (ms) of ``kind`` (render, scan, find_repeats, thrust_scan)
-    for a GPU model name, matched case-insensitively; None for an unknown GPU."""
-    if gpu is None:
+    measured on exactly this GPU model; None for any other GPU, and for render times at a
+    ``size`` other than MEASURED_SIZE (they were measured there only)."""
+    if gpu is None or (kind == "render" and size is not None and size != MEASURED_SIZE):
         return None
-    for model, tables in json.loads(ref_times_file().read_text())["gpus"].items():
-        if model.lower() == gpu.lower() or model.lower() in gpu.lower() or gpu.lower() in model.lower():
+    for model, tables in _ref_data()["gpus"].items():
+        if same_gpu(model, gpu):
             return tables.get(kind)
     return None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How Tf is made where no course time was measured: ``renderer`` (the course's design)
+    timed live, divided per scene by its measured ratio to the course's binary."""
+    renderer: str
+    gpu: str
+    ratios: dict            # scene -> renderer Total / course binary Total (same method)
+    method: str
+
+    def tf(self, scene: str, live_ms: float) -> float:
+        return live_ms / self.ratios[scene]
+
+
+def calibration() -> Calibration:
+    c = _ref_data()["calibration"]
+    return Calibration(c["renderer"], c["gpu"], dict(c["ratio"]), c["method"])
 
 
 def read_times_file(path: str, scenes_known) -> dict[str, float]:

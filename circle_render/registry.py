@@ -39,6 +39,27 @@ def describe() -> str:
     return "; ".join(f"{name}: {info.description}" for name, info in RENDERERS.items())
 
 
+def is_user_spec(name: str) -> bool:
+    """``module:Class`` or ``path/to/file.py:Class``: a user's renderer class, not a built-in name."""
+    return ":" in name
+
+
+def check_name(name: str, built_in=CHOICES) -> str:
+    """``name`` if it is one of ``built_in`` or a user's ``module:Class`` spec, else UserError."""
+    if name in built_in or is_user_spec(name):
+        return name
+    raise UserError(f"unknown renderer {name!r}; accepted: {', '.join(built_in)}, "
+                    "module:Class or path/to/file.py:Class")
+
+
+def display_name(name: str) -> str:
+    """What to call renderer ``name`` in messages and file names (a user's class: its own name)."""
+    if is_user_spec(name):
+        from circle_render.check.plugins import renderer_factory
+        return renderer_factory(name)[1]
+    return resolve(name)
+
+
 def resolve(name: str) -> str:
     """Map ``auto`` to the best renderer this machine can run."""
     if name == "auto":
@@ -47,7 +68,11 @@ def resolve(name: str) -> str:
 
 
 def create(name: str, **kwargs):
-    """An instance of built-in renderer ``name`` (``auto`` resolved first)."""
+    """An instance of built-in renderer ``name`` (``auto`` resolved first), or of a user's
+    class named ``module:Class`` or ``path/to/file.py:Class`` (imported into this process)."""
+    if is_user_spec(name):
+        from circle_render.check.plugins import renderer_factory
+        return renderer_factory(name)[0](**kwargs)
     name = resolve(name)
     if name not in RENDERERS:
         raise RendererUnavailable(f"unknown renderer {name!r}; accepted: {', '.join(CHOICES)}")

@@ -65,13 +65,14 @@ def test_cpu_check_prints_the_course_table_and_caches_references(tmp_path):
     scores = [int(rows[s][2]) for s in ("rgb", "pattern")]            # cpu against itself, live:
     assert all(2 <= v <= 12 for v in scores) and rows[""][1] == f"{sum(scores)}/24"   # timing noise
     from circle_render.gpu import gpu_available
-    assert ("Tf: the course's reference times for the" if gpu_available() else
-            "Tf: measured live with the built-in cpu renderer (no GPU") in p.stdout
-    assert "check: [1/2] rgb: reference image" in p.stderr and "run 1/1" in p.stderr
+    assert ("Tf*: cuda-tiled (the course's design) timed live" if gpu_available() else   # 32 != 1024
+            "Tf*: the cpu reference renderer timed live in this run (no GPU)") in p.stdout
+    assert "check: [1/2] rgb: reference image, seed 0" in p.stderr and "run 1/1" in p.stderr
     cached = list((tmp_path / "cache" / "reference").glob("rgb-32-0-*.npy"))
-    assert len(cached) == 1
+    assert len(cached) == 1 and cached[0].with_suffix(".sha256").is_file()
     again = check(tmp_path, "-r", "cpu", *FAST)
-    assert "reference image" not in again.stderr                        # served from the cache
+    assert "reference image, seed 0" not in again.stderr                # served from the cache
+    assert "reference image, seed " in again.stderr                     # a new random seed: not
     log = (tmp_path / "logs" / "rgb.log").read_text()
     assert "correctness: passed" in log and "every run's per-frame Total" in log
 
@@ -83,7 +84,7 @@ def test_ref_times_file(tmp_path):
     rows = table_rows(p.stdout)
     assert rows["rgb"] == ["0.0000", rows["rgb"][1], "2"]               # > 10x slower: 2 points
     assert rows["pattern"][2] == "12"                                   # far faster: all 12
-    assert "Tf: reference times from ref.json" in p.stdout
+    assert "Tf: from ref.json (--ref-times)" in p.stdout
 
 
 def test_example_renderer_from_readme_passes(tmp_path):
@@ -136,7 +137,9 @@ def test_plugin_that_cannot_load_is_one_line_exit_2(tmp_path, spec, message):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--ref-times", "ref.json", "--baseline", "cpu"], "not both"),
+    (["--ref-times", "ref.json", "--baseline", "cpu"], "not --ref-times and --baseline"),
+    (["--baseline", "cpu", "--tf", "live"], "not --baseline and --tf"),
+    (["--scene-timeout", "0"], "--scene-timeout"),
     (["--ref-times", "missing.json"], "cannot read --ref-times 'missing.json'"),
     (["--ref-times", "bad.json"], "is not valid JSON"),
     (["--ref-times", "partial.json"], "has no time for scene 'pattern'"),

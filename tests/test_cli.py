@@ -80,7 +80,7 @@ def test_shell_completion_of_scene_names():
     (["rgb", "-b", "a:b"], "expected START:END"),
     (["rgb", "-o", "x.jpg"], "accepted: .png, .ppm, .gif"),
     (["rgb", "-o", "/nonexistent-dir/x.png"], "does not exist"),
-    (["rgb", "-r", "metal"], "'auto', 'cpu'"),
+    (["rgb", "-r", "metal"], "unknown renderer 'metal'; accepted: auto, cpu"),
     (["rgb", "-S", "-3"], "--seed"),
     (["rgb", "--bogus"], "No such option"),
 ])

@@ -2,7 +2,6 @@
 timing, the score, the log and the picture of the mismatches."""
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,9 +9,10 @@ import numpy as np
 
 from circle_render.check.plugins import validate_image
 from circle_render.check.reference_cache import reference_frame, reference_version
+from circle_render.check.worker import run_scene
 from circle_render.course import compare
 from circle_render.scenes import make_scene
-from circle_render.timing.frames import course_time, synchronize
+from circle_render.timing.frames import course_time
 
 
 @dataclass
@@ -34,48 +34,61 @@ class SceneResult:
                 "score": self.score, "live": self.live}
 
 
-def check_scene(factory, scene: str, size: int, seed: int, runs: int, progress) -> tuple[SceneResult, np.ndarray, object]:
-    """Correctness and time of one scene. Returns (result, the reference image, the
-    comparison or None); a renderer that raises or returns a bad image fails, with the
-    reason in ``result.reason`` and the traceback in ``result.log``."""
+def check_scene(renderer, scene: str, size: int, seeds: list[int], time_seed: int, runs: int,
+                progress, timeout: float) -> tuple[SceneResult, np.ndarray, object]:
+    """Correctness at every seed of ``seeds`` (frame 0) and the course's time at ``time_seed``.
+    The renderer runs in a worker process when ``renderer.isolated`` (a user's class), so a
+    crash, hang or exit there fails this scene only. Images are checked here, in the caller's
+    process. Returns (result, the reference image of the failing or first seed, the comparison
+    or None); the reason for a failure is in ``result.reason``, a traceback in ``result.log``."""
     res = SceneResult(scene)
-    ref, cached = reference_frame(scene, size, seed, progress)
-    res.log.append(f"reference image: {'cache' if cached else 'rendered now'} (version {reference_version()})")
-    comparison = None
-    try:
-        progress("correctness")
-        r = factory()
-        r.load(make_scene(scene, seed), size, size)
-        r.clear()
-        r.advance()
-        r.render()
-        synchronize(r)
-        img = validate_image(r.get_image(), size)
-        comparison = compare(ref, img)
-        res.passed, res.mismatches = comparison.passed, comparison.count
-        res.max_abs_diff = comparison.max_abs_diff
-        if not res.passed:
-            res.reason = f"{comparison.count} mismatches (more than 5)"
-        for k in range(runs):
-            progress(f"run {k + 1}/{runs}")
-            _, totals = course_time(factory, make_scene(scene, seed), size, runs=1)
-            res.runs_ms += totals
-        res.t = min(res.runs_ms)
-    except Exception as e:
-        res.passed = False
-        res.reason = f"{type(e).__name__}: {e}"
-        res.log.append("the renderer failed:\n" + traceback.format_exc())
+    refs = {}
+    for seed in seeds:
+        refs[seed], cached = reference_frame(scene, size, seed, progress, cache=seed == time_seed)
+        res.log.append(f"reference image, seed {seed}: {'cache' if cached else 'rendered now'} "
+                       f"(version {reference_version()})")
+    progress("correctness" + (f" (seeds {', '.join(map(str, seeds))})" if len(seeds) > 1 else ""))
+    run = run_scene(renderer, scene, size, seeds, time_seed, runs, progress, timeout)
+    res.log += run.log
+    comparison, ref = None, refs[seeds[0]]
+    for seed in seeds:
+        if seed not in run.images:
+            break                                    # the renderer failed before this image
+        try:
+            img = validate_image(run.images[seed], size)
+        except ValueError as e:
+            res.reason = f"seed {seed}: {e}" if len(seeds) > 1 else str(e)
+            return res, ref, None
+        comparison, ref = compare(refs[seed], img), refs[seed]
+        res.mismatches, res.max_abs_diff = comparison.count, comparison.max_abs_diff
+        res.log.append(f"seed {seed}: {comparison.count} mismatches")
+        if not comparison.passed:
+            where = f" at seed {seed}" if len(seeds) > 1 else ""
+            res.reason = f"{comparison.count} mismatches (more than 5){where}"
+            break
+    res.runs_ms = run.runs_ms
+    res.t = min(run.runs_ms) if run.runs_ms else None
+    res.passed = run.failure is None and not res.reason
+    if run.failure is not None:
+        res.reason = run.failure
+        res.t = None
     return res, ref, comparison
 
 
-def baseline_time(factory, scene: str, size: int, seed: int, runs: int) -> float:
-    _, totals = course_time(factory, make_scene(scene, seed), size, runs=runs)
-    return min(totals)
+def baseline_time(renderer, scene: str, size: int, seed: int, runs: int, progress,
+                  timeout: float) -> tuple[float | None, str]:
+    """(the course's time of ``renderer`` on ``scene``, min of ``runs``, or None if it failed;
+    the failure's reason or "")."""
+    run = run_scene(renderer, scene, size, [], seed, runs, progress, timeout)
+    if run.failure is not None or not run.runs_ms:
+        return None, run.failure or "no time"
+    return min(run.runs_ms), ""
 
 
-def write_log(logs: Path, res: SceneResult, comparison, renderer_name: str, size: int, seed: int,
+def write_log(logs: Path, res: SceneResult, comparison, renderer_name: str, size: int, seeds: list,
               tf_source: str) -> None:
-    lines = [f"scene {res.scene}, renderer {renderer_name}, {size}x{size}, seed {seed}",
+    seeds_text = " and ".join(map(str, seeds)) + (" (reproduce one with -S SEED)" if len(seeds) > 1 else "")
+    lines = [f"scene {res.scene}, renderer {renderer_name}, {size}x{size}, correctness at seed {seeds_text}",
              f"correctness: {'passed' if res.passed else 'FAILED'}"
              + (f" ({res.reason})" if res.reason else ""),
              f"mismatches: {res.mismatches}; largest |RGB difference|: {res.max_abs_diff:.3g}",

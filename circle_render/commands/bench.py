@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from circle_render import __version__
+from circle_render import __version__, registry
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_name, require_gpu
 from circle_render.io.images import check_output_path
@@ -15,12 +15,13 @@ RESULTS = Path("benchmarks/results")
 
 
 def default_output(renderer_name: str, size: int) -> Path:
-    """GPU-RENDERER-SIZE-VERSION[-COMMIT].json, in benchmarks/results/ when run in a checkout,
+    """GPU-RENDERER-SIZE-VERSION[-COMMIT].json (RENDERER: a user's class by its name), in benchmarks/results/ when run in a checkout,
     else in the current folder."""
     from circle_render.timing.bench import source_commit
-    slug = "".join(ch if ch.isalnum() else "-" for ch in (gpu_name() or "gpu")).strip("-")
+    def slug(text: str) -> str:
+        return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-")
     commit = source_commit()
-    name = f"{slug}-{renderer_name}-{size}-{__version__}" + (f"-{commit[:10]}" if commit else "") + ".json"
+    name = f"{slug(gpu_name() or 'gpu')}-{slug(registry.display_name(renderer_name))}-{size}-{__version__}" + (f"-{commit[:10]}" if commit else "") + ".json"
     return (RESULTS if RESULTS.is_dir() else Path(".")) / name
 
 

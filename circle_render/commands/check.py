@@ -1,16 +1,18 @@
 """``render check`` for renderers: pick the reference times, check every scene, print the table."""
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
 import click
 
-from circle_render.check.plugins import PluginError, renderer_factory
+from circle_render.check.plugins import PluginError, load_renderer
+from circle_render.check.reference_cache import max_cache_bytes
 from circle_render.check.scene_check import baseline_time, check_scene, mismatch_picture, write_log
-from circle_render.course import RULES, read_times_file, render_table, scene_score, stored_times
+from circle_render.check.tf import tf_source
+from circle_render.course import RULES, render_table, scene_score
 from circle_render.errors import UserError
-from circle_render.gpu import gpu_available, gpu_name, gpu_status
 from circle_render.scenes import SCENE_NAMES, SCENES
 
 
@@ -18,77 +20,78 @@ def _say(text: str) -> None:
     click.echo(f"check: {text}", err=True)
 
 
-def reference_times(ref_times: str | None, baseline: str | None, scenes: list[str]):
-    """(stored Tf per scene, live baseline factory or None, its name, a label for the table).
-    Scenes without a stored time are measured live with the baseline."""
-    if ref_times and baseline:
-        raise UserError("give --ref-times or --baseline, not both")
-    if ref_times:
-        stored = read_times_file(ref_times, SCENES)
-        missing = [s for s in scenes if s not in stored]
-        if missing:
-            raise UserError(f"--ref-times {ref_times!r} has no time for scene {missing[0]!r}")
-        return stored, None, None, f"reference times from {ref_times}"
-    if baseline:
-        factory, name = renderer_factory(baseline)
-        return {}, factory, name, f"measured live with the {name} renderer (--baseline)"
-    gpu = gpu_name()
-    stored = (stored_times(gpu) or {}) if gpu else {}
-    fallback = "cuda" if gpu_available() else "cpu"
-    factory, name = renderer_factory(fallback)
-    if stored:
-        return stored, factory, name, (f"the course's reference times for the {gpu}; scenes it "
-                                       f"lacks measured live with the built-in {name} renderer")
-    why = f"no stored course times for the {gpu}" if gpu else f"no GPU: {gpu_status()[1]}"
-    return {}, factory, name, f"measured live with the built-in {name} renderer ({why})"
+def correctness_seeds(seed: int | None, scene: str) -> list[int]:
+    """The seeds frame 0 is checked at: ``-S`` alone when given; else seed 0 (the one timed)
+    and, as the course's checker does, a random seed per scene (0..100000)."""
+    if seed is not None:
+        return [seed]
+    return [0, random.SystemRandom().randint(1, 100_000)]
 
 
 def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_times, baseline,
-              logs) -> bool:
+              logs, tf_mode=None, scene_timeout=300.0) -> bool:
     """Check, time and score every scene; print the table. True if every scene passed."""
     rules = RULES[rules_name]
     scenes = [s for s in (scenes_text or "").split(",") if s] or list(rules.scenes)
     unknown = [s for s in scenes if s not in SCENES]
     if unknown:
         raise UserError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
-    factory, name = renderer_factory(renderer_spec)
-    stored, base_factory, base_name, label = reference_times(ref_times, baseline, scenes)
+    max_cache_bytes()                    # a bad $CIRCLE_RENDER_CACHE_MAX: say so before any work
+    renderer = load_renderer(renderer_spec)
+    source = tf_source(ref_times, baseline, tf_mode, scenes, size)
     logs = Path(logs)
     try:
         logs.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise PluginError(f"cannot create the log folder {str(logs)!r}: {e.strerror or e}") from None
-    _say(f"renderer {name}, {rules.name} rules, {size}x{size}, seed {seed}, {runs} runs; Tf: {label}")
+    time_seed = 0 if seed is None else seed
+    seeds_text = f"seed {seed}" if seed is not None else "seed 0 and a random seed per scene"
+    _say(f"renderer {renderer.name}, {rules.name} rules, {size}x{size}, {seeds_text}, {runs} runs")
+    if source.notice:
+        _say(source.notice)
+    if renderer_spec == "auto" and renderer.name == "cpu" and source.live_name == "cpu":
+        _say("checking the cpu reference renderer against itself: give your renderer with "
+             "-r path/to/file.py:Class")
     results = []
     for i, scene in enumerate(scenes, 1):
         def progress(text, scene=scene, i=i):
             _say(f"[{i}/{len(scenes)}] {scene}: {text}")
-        res, ref, comparison = check_scene(factory, scene, size, seed, runs, progress)
-        if scene in stored:
-            res.tf, tf_source = stored[scene], label
-        else:
-            progress(f"Tf: {runs} runs of {base_name}")
-            res.tf, res.live, tf_source = baseline_time(base_factory, scene, size, seed, runs), True, \
-                f"measured live with {base_name}"
+        seeds = correctness_seeds(seed, scene)
+        res, ref, comparison = check_scene(renderer, scene, size, seeds, time_seed, runs, progress,
+                                           scene_timeout)
+        tf_where = "not timed: the scene failed"
+        if res.passed or scene in source.stored:
+            def time_live(r, scene=scene, progress=progress):
+                progress(f"Tf: {runs} runs of {r.name}")
+                return baseline_time(r, scene, size, time_seed, runs, progress, scene_timeout)
+            res.tf, res.live, tf_where = source.tf(scene, time_live)
         res.score = scene_score(rules, res.passed, res.t, res.tf)
-        write_log(logs, res, comparison, name, size, seed, tf_source)
+        write_log(logs, res, comparison, renderer.name, size, seeds, tf_where)
         if comparison is not None and not res.passed:
             from circle_render.io.images import write_image
             write_image(logs / f"{scene}-mismatches.png", mismatch_picture(ref, comparison))
         verdict = "passed" if res.passed else f"FAILED ({res.reason})"
+        if not res.passed and len(seeds) > 1:
+            verdict += f"; reproduce with --scenes {scene} -S <seed> (seeds {seeds[0]} and {seeds[1]})"
+        tf_text = "n/a" if res.tf is None else f"{res.tf:.4f}"
         progress(f"{verdict}; T {res.t if res.t is None else round(res.t, 4)} ms, "
-                 f"Tf {res.tf:.4f} ms, score {res.score}")
+                 f"Tf {tf_text} ms, score {res.score}")
         results.append(res)
-    click.echo(render_table(rules, [r.row() for r in results], label))
+    footer = source.footer()
+    if any(r.tf is None for r in results):
+        footer += ("\n" if footer else "") + "n/a: no Tf (a failed scene is not timed against one; or the Tf renderer failed: see its log)"
+    click.echo(render_table(rules, [r.row() for r in results], footer))
     _say(f"logs in {logs}/")
     return all(r.passed for r in results)
 
 
-def check_command(what, renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs):
+def check_command(what, renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs,
+                  tf_mode=None, scene_timeout=300.0):
     """``render check``: the renderer table, or the scan/find_repeats table; exits 1 if any
     scene or size was wrong."""
     if what != "render":
         from circle_render.commands.primitives import check_primitive
-        sys.exit(check_primitive(what, rules, runs, seed))
-    ok = run_check(renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs)
+        sys.exit(check_primitive(what, rules, runs, 0 if seed is None else seed))
+    ok = run_check(renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs,
+                   tf_mode, scene_timeout)
     sys.exit(0 if ok else 1)

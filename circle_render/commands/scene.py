@@ -23,12 +23,17 @@ def list_scenes() -> None:
 
 
 def pick_renderer(name: str, progress: bool = True):
-    """Create the renderer for ``-r``; ``auto`` without a GPU says so on stderr."""
+    """Create the renderer for ``-r`` (a built-in name or a user's ``module:Class`` /
+    ``path/to/file.py:Class``); ``auto`` without a GPU says so on stderr."""
+    _say_if_auto_falls_back(name)
+    resolved = registry.resolve(name)
+    return registry.create(resolved, **({"progress": progress} if resolved == "cpu" else {}))
+
+
+def _say_if_auto_falls_back(name: str) -> None:
     from circle_render.gpu import gpu_status
     if name == "auto" and not gpu_status()[0]:
         click.echo(f"render: no usable GPU ({gpu_status()[1]}); using the cpu renderer", err=True)
-    resolved = registry.resolve(name)
-    return registry.create(resolved, **({"progress": progress} if resolved == "cpu" else {}))
 
 
 def load_scene_arg(word: str, seed: int):
@@ -49,6 +54,8 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
     out = check_output_path(output) if output is not None else None
     if save_to is not None:
         _save_scene(circles, save_to, (frames or (0, 1))[0])
+        if out is None and frames is None and not check and not interactive:
+            return                                # only the file was asked for: no rendering
     if interactive:
         _view(circles, renderer, size, seed, view_frames, screenshot)
         return
@@ -85,6 +92,8 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
     elapsed = time.perf_counter() - t0
     if gif_frames:
         write_gif(out, gif_frames)
+    if out is not None:
+        click.echo(f"render: wrote {_written(out, start, end)}", err=True)
     if frames is not None:
         click.echo(times.report())
     if out is None and frames is None and not check:
@@ -94,11 +103,19 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
         sys.exit(1)
 
 
+def _written(out, start: int, end: int) -> str:
+    """What -o wrote, for its one line on stderr."""
+    if end - start == 1 or out.suffix.lower() == ".gif":
+        return f"{out}" + (f" ({end - start} frames)" if end - start > 1 else "")
+    return f"{end - start} frames: {frame_path(out, start)} ... {frame_path(out, end - 1)}"
+
+
 def _view(circles, renderer, size, seed, frames, screenshot) -> None:
     """``-i``: the viewer, with a summary line on stderr when it ends."""
     from circle_render.display.viewer import ViewerState, available_renderers, run_viewer, viewer_scenes
     if screenshot is not None:
         check_output_path(screenshot)
+    _say_if_auto_falls_back(renderer)
     first = registry.resolve(renderer)
     if first != "cpu":
         pick_renderer(first)                      # a clear error now if it cannot run
@@ -121,6 +138,7 @@ def _save_scene(scene, path: str, start: int) -> None:
     for _ in range(start + 1):
         advance(drawn)
     save_scene(drawn, p)
+    click.echo(f"render: wrote {p} ({drawn.n} circles as drawn in frame {start})", err=True)
 
 
 def _check_frame(ref, img, k) -> bool:

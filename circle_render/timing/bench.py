@@ -97,7 +97,7 @@ def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: i
 def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=3,
               progress=None) -> dict:
     gpu = gpu_name()
-    ref = stored_times(gpu) or {}
+    ref = stored_times(gpu, "render", size) or {}
     record = {"gpu": gpu, "renderer": renderer_name, "version": __version__, "commit": current_commit(),
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "host": platform.node(), "size": size, "seed": seed, "frames": "0:4", "runs": runs,

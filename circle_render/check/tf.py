@@ -1,0 +1,109 @@
+"""Where each scene's reference time Tf comes from in ``render check``.
+
+In order: a ``--ref-times`` file; a ``--baseline`` renderer timed live; the course's stored
+times, only on the GPU model they were measured on and at the size they were measured at
+(1024); elsewhere the course's design (``cuda-tiled``) timed live and divided by its measured
+ratio to the course's binary (``calibration`` in golden/ref_times.json), so a grade means the
+same on any GPU, as the course's checker (which times its reference binary live) intends.
+Without a GPU the cpu reference renderer is timed live, and the footer says plainly that such
+scores are not the course's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from circle_render.check.plugins import load_renderer
+from circle_render.course import MEASURED_SIZE, calibration, read_times_file, stored_times
+from circle_render.errors import UserError
+from circle_render.gpu import gpu_name, gpu_status
+from circle_render.scenes import SCENES
+
+TF_MODES = ("auto", "live")
+
+
+@dataclass
+class TfSource:
+    """Tf for the scenes of one check, and the footer lines that say where each came from."""
+    stored: dict = field(default_factory=dict)        # scene -> ms, used as is
+    stored_label: str = ""
+    live: object = None                               # plugins.LoadedRenderer timed live
+    ratios: dict | None = None                        # live time / ratio (calibrated) if set
+    live_label: str = ""
+    notice: str = ""                                  # said once at the start, if set
+    used: set = field(default_factory=set)            # "stored" / "live", for the footer
+
+    @property
+    def live_name(self) -> str:
+        return self.live.name if self.live is not None else ""
+
+    def tf(self, scene: str, time_live: Callable) -> tuple[float | None, bool, str]:
+        """(Tf in ms or None if the live renderer failed, measured live?, where it came from,
+        for the scene's log); ``time_live(renderer)`` -> (ms or None, why it failed)."""
+        if scene in self.stored:
+            self.used.add("stored")
+            return self.stored[scene], False, self.stored_label
+        self.used.add("live")
+        t, failure = time_live(self.live)
+        if t is None:
+            return None, True, f"{self.live_name} failed: {failure}"
+        if self.ratios is None:
+            return t, True, f"{self.live_name} timed live: {t:.4f} ms"
+        r = self.ratios[scene]
+        return t / r, True, (f"{self.live_name} timed live: {t:.4f} ms, divided by its ratio {r} "
+                             "to the course's binary")
+
+    def footer(self) -> str:
+        lines = []
+        if "stored" in self.used:
+            lines.append(f"Tf: {self.stored_label}")
+        if "live" in self.used:
+            lines.append(f"Tf*: {self.live_label}")
+        return "\n".join(lines)
+
+
+def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, scenes: list[str],
+              size: int) -> TfSource:
+    """The Tf source for ``render check`` (its --ref-times, --baseline and --tf options)."""
+    given = [n for n, v in (("--ref-times", ref_times), ("--baseline", baseline), ("--tf", mode)) if v]
+    if len(given) > 1:
+        raise UserError(f"give one of --ref-times, --baseline and --tf, not {' and '.join(given)}")
+    if ref_times:
+        stored = read_times_file(ref_times, SCENES)
+        missing = [s for s in scenes if s not in stored]
+        if missing:
+            raise UserError(f"--ref-times {ref_times!r} has no time for scene {missing[0]!r}")
+        return TfSource(stored=stored, stored_label=f"from {ref_times} (--ref-times)")
+    if baseline:
+        live = load_renderer(baseline)
+        return TfSource(live=live, live_label=f"the {live.name} renderer timed live in this run "
+                                              "(--baseline), not scaled")
+    usable, why_not = gpu_status()
+    if not usable:
+        return TfSource(live=load_renderer("cpu"), notice=(
+            f"no GPU ({why_not}): Tf is the cpu reference renderer timed live, so scores say how "
+            "fast a renderer is against NumPy's reference, not against the course's"),
+            live_label=("the cpu reference renderer timed live in this run (no GPU): not the "
+                        "course's times"))
+    gpu = gpu_name()
+    stored = stored_times(gpu, "render", size) if mode != "live" else None
+    stored = {s: t for s, t in (stored or {}).items() if s in scenes}
+    cal = calibration()
+    source = TfSource(stored=stored, ratios=cal.ratios,
+                      stored_label=f"the course's reference binary, stored times for the {gpu} at "
+                                   f"{MEASURED_SIZE}x{MEASURED_SIZE}")
+    lacking = [s for s in scenes if s not in stored]
+    if lacking:
+        if mode == "live":
+            why = "--tf live"
+        elif stored_times(gpu) is None:
+            why = f"no stored course times for the {gpu}"
+        elif size != MEASURED_SIZE:
+            why = f"the stored times were measured at {MEASURED_SIZE}x{MEASURED_SIZE}, not {size}x{size}"
+        else:
+            why = f"the {gpu}'s stored times lack {', '.join(lacking)}"
+        source.live = load_renderer(cal.renderer)
+        source.live_label = (f"{cal.renderer} (the course's design) timed live in this run, divided "
+                             f"per scene by its ratio to the course's binary on the {cal.gpu} "
+                             f"(circle_render/golden/ref_times.json), because {why}")
+    return source
