@@ -91,14 +91,93 @@ def test_a_plan_whose_supertiles_outgrow_the_packed_boxes_is_refused():
     assert too_large(plan_fast(make_scene("rand100k"), 16384, 16384)) is None
 
 
-def test_ctrl_c_mid_render_leaves_nothing(tmp_path):
+def _default_signals():
+    """In the child: SIGINT, SIGTERM and SIGHUP as a shell's foreground job gets them (pytest
+    itself may run in the background, where SIGINT is ignored, or under nohup)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def start_render(args, cwd, tty=False):
+    """``render ARGS`` in a child; with ``tty`` its stderr is a pseudo-terminal (so the progress
+    bar shows), read through the returned file descriptor."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.Popen([sys.executable, "-m", "circle_render", "rand100k", "-r", "cpu", "-s", "1024",
-                          "-o", str(tmp_path / "x.png")], stderr=subprocess.PIPE, env=env)
-    p.stderr.read(1)                               # the progress line: it is rendering now
-    p.send_signal(signal.SIGINT)
-    err = p.stderr.read().decode()
+    master = slave = None
+    if tty:
+        import pty
+        master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "circle_render", *args], cwd=cwd, env=env,
+                         stdout=subprocess.DEVNULL, stderr=slave if tty else subprocess.PIPE,
+                         preexec_fn=_default_signals)
+    if tty:
+        os.close(slave)
+    return p, master
+
+
+def read_tty(fd, until=None, timeout=60.0):
+    """What the child wrote to its terminal, up to ``until`` (or its end)."""
+    import select
+    import time
+    data, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline and (until is None or until not in data):
+        if not select.select([fd], [], [], 0.5)[0]:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:                        # EIO: the child has closed the terminal
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data.decode(errors="replace")
+
+
+def wait_for(predicate, timeout=60.0):
+    import time
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_ctrl_c_mid_render_leaves_nothing(tmp_path):
+    p, tty = start_render(["rand100k", "-r", "cpu", "-s", "1024", "-o", "x.png"], tmp_path, tty=True)
+    try:
+        assert "rendering rand100k" in read_tty(tty, until=b"%")     # the bar: it is rendering now
+        p.send_signal(signal.SIGINT)
+        err = read_tty(tty)
+    finally:
+        os.close(tty)
     assert p.wait(timeout=60) == 130
-    assert err.strip().splitlines()[-1] == "render: interrupted; no partial output was written"
+    last = err.replace("\r\n", "\n").rstrip("\n").split("\n")[-1]   # (a terminal ends lines with \r\n)
+    assert last == "render: interrupted; no partial output was written"   # not on the bar's line
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_while_writing_removes_the_temporary(tmp_path, sig):
+    p, _ = start_render(["rgb", "-r", "cpu", "-s", "4096", "-o", "big.ppm"], tmp_path)
+    wait_for(lambda: any(f.suffix == ".part" for f in tmp_path.iterdir()) or p.poll() is not None)
+    p.send_signal(sig)
+    err = p.stderr.read().decode()
+    code = p.wait(timeout=60)
+    if code == 0:
+        pytest.skip("the write finished before the signal came")
+    assert code == 128 + sig, err
+    assert one_line(err) == "render: interrupted; no partial output was written"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_mid_frames_says_which_frames_were_written(tmp_path, sig):
+    p, _ = start_render(["snow", "-r", "cpu", "-s", "64", "-b", "0:100000", "-o", "fr.png"], tmp_path)
+    wait_for(lambda: (tmp_path / "fr_0002.png").exists())
+    p.send_signal(sig)
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 128 + sig
+    names = sorted(f.name for f in tmp_path.iterdir())
+    n = len(names)
+    assert names == [f"fr_{k:04d}.png" for k in range(n)]          # whole frames only, no .part
+    assert one_line(err) == (f"render: interrupted after writing {n} of 100000 frames "
+                             f"(fr_0000.png .. {names[-1]})")

@@ -15,7 +15,8 @@ from circle_render.scenes import SCENE_NAMES, SCENES
 
 
 def _say(text: str) -> None:
-    click.echo(f"check: {text}", err=True)
+    from circle_render.progress import notice      # left out with --quiet
+    notice(f"check: {text}")
 
 
 def reference_times(ref_times: str | None, baseline: str | None, scenes: list[str]):
