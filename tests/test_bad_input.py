@@ -181,3 +181,84 @@ def test_a_signal_mid_frames_says_which_frames_were_written(tmp_path, sig):
     assert names == [f"fr_{k:04d}.png" for k in range(n)]          # whole frames only, no .part
     assert one_line(err) == (f"render: interrupted after writing {n} of 100000 frames "
                              f"(fr_0000.png .. {names[-1]})")
+
+
+PRECIOUS = b"precious\n"
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--frames", "3"], "--frames and --screenshot go with -i"),
+    (["--screenshot", "shot.png"], "--frames and --screenshot go with -i"),
+    (["-r", "cuda"], "needs a CUDA GPU"),
+    (["-i"], "needs a display"),
+    (["-i", "-o", "out.png"], "-o does nothing with -i"),
+    (["-i", "-b", "0:2"], "-b does nothing with -i"),
+    (["-i", "-c", "-o", "out.png"], "-o, -c do nothing with -i"),
+    (["-o", "out.jpg"], "unknown output suffix"),
+    (["-o", "missing/out.png"], "does not exist"),
+    (["-b", "4:2"], "0 <= START < END"),
+    (["-s", "0"], "1<=x<=16384"),
+    (["-S", "3", "FILE"], "scene file"),
+    (["BADFILE"], "bad.circles:4: expected 'count VALUE'"),
+])
+def test_nothing_is_written_before_every_input_is_checked(tmp_path, monkeypatch, capsys, args, needle):
+    """--save-scene (and -o) leave an existing file alone when anything else is wrong."""
+    from circle_render.gpu import gpu_available
+    if "cuda" in args and gpu_available():
+        pytest.skip("a GPU is present")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.circles").write_text("circle-render scene 1\nshading flat\ncount 1\n0.5 0.5 0 0.2 1 0 0\n")
+    (tmp_path / "bad.circles").write_text("circle-render scene 1\nshading flat\n\n1 circle\n")
+    saved = tmp_path / "s.circles"
+    for f in (saved, tmp_path / "out.png"):
+        f.write_bytes(PRECIOUS)
+    scene = "rgb"
+    if "FILE" in args or "BADFILE" in args:
+        scene = "good.circles" if "FILE" in args else "bad.circles"
+        args = [a for a in args if a not in ("FILE", "BADFILE")]
+    code, err = run_main([scene, "-s", "8", "--save-scene", "s.circles", *args], capsys)
+    assert code == 2 and needle in one_line(err), err
+    assert saved.read_bytes() == PRECIOUS and (tmp_path / "out.png").read_bytes() == PRECIOUS
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["bad.circles", "good.circles", "out.png", "s.circles"]
+
+
+def test_scene_files_that_are_not_regular_files_are_refused(tmp_path, capsys):
+    fifo = tmp_path / "pipe.circles"
+    os.mkfifo(fifo)                   # reading it would wait for a writer forever
+    code, err = run_main([str(fifo)], capsys)
+    assert code == 2 and "is not a regular file" in one_line(err)
+    code, err = run_main(["/dev/zero"], capsys)        # reading it would never end
+    assert code == 2 and "is not a regular file" in one_line(err)
+
+
+def test_disk_full_names_the_users_path_for_every_output(tmp_path, monkeypatch, capsys):
+    """-o PNG, PPM, GIF and --save-scene: `cannot write PATH: No space left on device`, no
+    temporary left, the earlier file intact."""
+    real_open = open
+
+    def full_open(file, mode="r", *a, **k):
+        f = real_open(file, mode, *a, **k)
+        if "w" in mode and ".part" in str(file):
+            def write(data, f=f):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            f.write = write
+        return f
+    monkeypatch.setattr("builtins.open", full_open)
+    monkeypatch.setattr("pathlib.Path.write_text", lambda self, text, *a, **k: full_open(self, "w").write(text))
+    from PIL import Image
+
+    def full_save(self, fp, *a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(fp))
+    monkeypatch.setattr(Image.Image, "save", full_save)
+    for name, extra in (("x.png", []), ("x.ppm", []), ("x.gif", ["-b", "0:3"]), ("s.circles", None)):
+        target = tmp_path / name
+        target.write_bytes(PRECIOUS)
+        args = ["--save-scene", str(target)] if extra is None else ["-o", str(target), *extra]
+        code, err = run_main(["rgb", "-r", "cpu", "-s", "8", *args], capsys)
+        assert code == 2, err
+        assert one_line(err) == f"render: error: cannot write {str(target)!r}: No space left on device"
+        assert target.read_bytes() == PRECIOUS
+        assert sorted(f.name for f in tmp_path.iterdir()) == [name]
+        target.unlink()

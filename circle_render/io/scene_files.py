@@ -59,6 +59,9 @@ def is_scene_file_name(text: str) -> bool:
 
 def _read_text(path: Path) -> str:
     try:
+        if path.exists() and not path.is_dir() and not path.is_file():
+            # a device (/dev/zero would never end), a pipe (would wait for a writer), a socket
+            raise SceneFileError(path, 0, "is not a regular file; scene files are plain text files")
         data = path.read_bytes()
     except IsADirectoryError:
         raise SceneFileError(path, 0, "is a folder, not a scene file") from None
