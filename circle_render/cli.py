@@ -184,7 +184,8 @@ def saxpy_command(n):
               show_default=True, help="random: int32 values 0..9; ones: all 1.")
 @click.option("-n", "--n", "n", type=click.IntRange(0, 2**31 - 1), default=64 * 1024 * 1024, show_default=True)
 @click.option("--cub", is_flag=True, help="Time CuPy's CUB scan instead (mode scan only).")
-@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True)
+@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=None, show_default="0",
+              help="Seed of the random input (-i random only).")
 def scan_command(mode, kind, n, cub, seed):
     """Exclusive scan or find_repeats of int32 on the GPU: device time (min of 3, input already
     on the GPU), checked against NumPy."""

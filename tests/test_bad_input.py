@@ -262,3 +262,8 @@ def test_disk_full_names_the_users_path_for_every_output(tmp_path, monkeypatch, 
         assert target.read_bytes() == PRECIOUS
         assert sorted(f.name for f in tmp_path.iterdir()) == [name]
         target.unlink()
+
+
+def test_scan_refuses_a_seed_it_would_not_use(capsys):
+    code, err = run_main(["scan", "-i", "ones", "-S", "3"], capsys)
+    assert code == 2 and "-i ones has none" in one_line(err)
