@@ -237,6 +237,7 @@ def _error(text: str, code: int = 2) -> None:
 def main(argv=None) -> None:
     """Entry point: user errors (click's and ours) become one line on stderr with exit code 2;
     bare ``render`` prints the help; Ctrl-C, SIGTERM and SIGHUP exit with 128 + the signal."""
+    progress.set_quiet(False)              # until a command's --quiet says otherwise
     try:
         with _signals_as_interrupts():
             rv = cli.main(args=argv, prog_name="render", standalone_mode=False)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -69,11 +70,24 @@ def atomic_path(path: Path):
         os.replace(tmp, path)
     except BaseException as e:
         if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            _remove_uninterrupted(tmp)
         if isinstance(e, OSError):
             raise WriteFailed(path, e) from e
         raise
+
+
+def _remove_uninterrupted(path) -> None:
+    """Remove ``path``, with SIGINT, SIGTERM and SIGHUP held back meanwhile: a second Ctrl-C or
+    kill must not leave the temporary file behind (they are delivered right after)."""
+    held = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    block = getattr(signal, "pthread_sigmask", None)
+    before = block(signal.SIG_BLOCK, held) if block else None
+    try:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    finally:
+        if block:
+            block(signal.SIG_SETMASK, before)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
