@@ -34,7 +34,8 @@ def _array(name: str, value, shape: tuple, expected: str) -> np.ndarray:
                          + (": complex values are not truncated silently" if a.dtype.kind == "c" else ""))
     if a.ndim != len(shape) or any(want is not None and got != want for got, want in zip(a.shape, shape)):
         raise ValueError(f"{name} must have shape {expected}, got {a.shape}")
-    a = a.astype(np.float64)
+    with np.errstate(over="ignore"):            # a longdouble beyond float64: inf, refused below
+        a = a.astype(np.float64)
     problem = values_problem(name, a)
     if problem:
         raise ValueError(problem)

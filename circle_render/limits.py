@@ -44,5 +44,5 @@ def values_problem(name: str, values: np.ndarray) -> str | None:
     if not bad.any():
         return None
     where = tuple(int(i) for i in np.argwhere(bad)[0])
-    index = where[0] if len(where) == 1 else list(where)
+    index = ", ".join(map(str, where))
     return f"{value_problem(name, float(values[where]), repr(float(values[where])))} (at {name}[{index}])"

@@ -196,6 +196,41 @@ def test_the_array_api_gives_a_picture_or_one_value_error(case):
     assert img.shape == (height, width, 4) and img.dtype == np.float32 and np.isfinite(img).all()
 
 
+ONE = ([[0.5, 0.5]], [0.1], [[1, 0, 0]])
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"radii": [1e20]}, r"radii = 1e\+20 is out of range \(\|value\| <= 10000\) \(at radii\[0\]\)"),
+    ({"radii": [1e39]}, "radii = 1e\\+39 is out of range"),           # inf in float32
+    ({"radii": [1e-50]}, "radii = 1e-50 is below the smallest radius"),   # 0 in float32
+    ({"radii": [1e-11], "shading": "snow"}, "radii = 1e-11 is below the smallest radius"),
+    ({"positions": [[0.5, 2e4]]}, r"positions = 20000.0 is out of range .* \(at positions\[0, 1\]\)"),
+    ({"positions": {"x": 0.5}}, r"positions must be an array of numbers of shape \(n, 2\) or \(n, 3\), got dict"),
+    ({"colors": [[1, 0, 0j]]}, "colors must hold real numbers .* complex values are not truncated"),
+    ({"colors": [[True, False, True]]}, "colors must hold real numbers .* got dtype bool"),
+    ({"radii": [[0.1]]}, r"radii must have shape \(1,\), one per position, got \(1, 1\)"),
+    ({"colors": [1, 0, 0]}, r"colors must have shape \(1, 3\), r g b per position, got \(3,\)"),
+    ({"width": True}, "width must be a whole number in 1..16384, got True"),
+    ({"height": 8.0}, "height must be a whole number in 1..16384, got 8.0"),
+])
+def test_the_array_api_refuses_each_hostile_class_in_one_line(change, message):
+    args = dict(zip(("positions", "radii", "colors"), ONE), width=8, height=8, renderer="cpu")
+    args.update(change)
+    with pytest.raises(ValueError, match=message):
+        circle_render.render(**args)
+
+
+@pytest.mark.parametrize("shading", ["flat", "snow"])
+def test_zero_circles_is_the_cleared_picture_and_tiny_circles_draw_their_centres(shading):
+    from circle_render.cpu.shading import clear_image
+    blank = circle_render.render([], [], [], 16, 8, "cpu", shading=shading)
+    assert np.array_equal(blank, clear_image(16, 8, shading))
+    on_centre = circle_render.render([[3.5 / 16, 5.5 / 8]], [1e-9], [[1, 0, 0]], 16, 8, "cpu", shading=shading)
+    assert np.argwhere((on_centre != blank).any(-1)).tolist() == [[5, 3]]
+    off_centre = circle_render.render([[3.5 / 16 + 1e-6, 5.5 / 8]], [1e-9], [[1, 0, 0]], 16, 8, "cpu", shading=shading)
+    assert np.array_equal(off_centre, blank)
+
+
 def covers_between(positions, radii, width, height):
     """Per pixel, the fewest and the most circles that may cover its centre: a centre clearly
     inside a circle counts in both, one on its edge (within float32 rounding) only in the most."""
