@@ -267,3 +267,16 @@ def test_disk_full_names_the_users_path_for_every_output(tmp_path, monkeypatch, 
 def test_scan_refuses_a_seed_it_would_not_use(capsys):
     code, err = run_main(["scan", "-i", "ones", "-S", "3"], capsys)
     assert code == 2 and "-i ones has none" in one_line(err)
+
+
+def test_a_hangup_that_nohup_ignores_stays_ignored(tmp_path):
+    def ignore_hangups():
+        _default_signals()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)      # what nohup does
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-m", "circle_render", "rgb", "-r", "cpu", "-s", "2048", "-o", "x.png"],
+                         cwd=tmp_path, env=env, stderr=subprocess.PIPE, preexec_fn=ignore_hangups)
+    wait_for(lambda: any(f.suffix == ".part" for f in tmp_path.iterdir()) or p.poll() is not None)
+    p.send_signal(signal.SIGHUP)
+    assert p.wait(timeout=60) == 0, p.stderr.read()
+    assert [f.name for f in tmp_path.iterdir()] == ["x.png"]
