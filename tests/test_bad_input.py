@@ -280,3 +280,20 @@ def test_a_hangup_that_nohup_ignores_stays_ignored(tmp_path):
     p.send_signal(signal.SIGHUP)
     assert p.wait(timeout=60) == 0, p.stderr.read()
     assert [f.name for f in tmp_path.iterdir()] == ["x.png"]
+
+
+def test_a_full_disk_part_way_through_frames_says_what_was_written(tmp_path, monkeypatch, capsys):
+    real = image_io.write_image
+
+    def fills_up(path, rgb):
+        if path.name == "f_0003.png":
+            raise image_io.WriteFailed(path, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+        real(path, rgb)
+    monkeypatch.setattr("circle_render.commands.scene.write_image", fills_up)
+    out = tmp_path / "f.png"
+    code, err = run_main(["hypnosis", "-r", "cpu", "-s", "8", "-b", "0:10", "-o", str(out)], capsys)
+    assert code == 2
+    assert one_line(err) == (f"render: error: cannot write {str(tmp_path / 'f_0003.png')!r}: No space left on "
+                             f"device; written before it: 3 of 10 frames ({tmp_path / 'f_0000.png'} .. "
+                             f"{tmp_path / 'f_0002.png'})")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["f_0000.png", "f_0001.png", "f_0002.png"]

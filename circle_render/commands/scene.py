@@ -12,7 +12,14 @@ import click
 from circle_render import registry
 from circle_render.cpu.shading import to_bytes
 from circle_render.errors import UserError
-from circle_render.io.images import check_output_path, frame_path, gif_writer, write_image, write_text
+from circle_render.io.images import (
+    OutputError,
+    check_output_path,
+    frame_path,
+    gif_writer,
+    write_image,
+    write_text,
+)
 from circle_render.io.scene_files import SUFFIXES as SCENE_SUFFIXES
 from circle_render.progress import notice, set_quiet
 from circle_render.scenes import SCENE_NAMES, SCENES, make_scene
@@ -109,6 +116,11 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
             elapsed = time.perf_counter() - t0
     except KeyboardInterrupt as e:               # Ctrl-C, SIGTERM, SIGHUP: say what is there
         e.done = _written_summary(written, end - start)
+        raise
+    except OutputError as e:                     # a full disk part way: say what is there
+        done = _written_summary(written, end - start)
+        if done:
+            raise OutputError(f"{e}; written before it: {done}") from e
         raise
     if frames is not None:
         click.echo(times.report())
