@@ -30,7 +30,8 @@ def value_problem(name: str, value: float, shown: str | None = None) -> str | No
     if name in ("radius", "radii") and not value > 0:
         return f"{name} must be above 0, got {shown}"
     if name in ("radius", "radii") and not np.float32(value) >= np.float32(MIN_RADIUS):
-        return f"{name} = {shown} is below the smallest radius, {MIN_RADIUS:g} (a smaller circle is refused, not dropped)"
+        return (f"{name} = {shown} is below the smallest radius, {MIN_RADIUS:g} "
+                "(a smaller circle is refused, not dropped)")
     return None
 
 

@@ -22,7 +22,7 @@ from circle_render.gpu import gpu_available
 from circle_render.registry import RendererUnavailable
 
 # bounded for CI; HOSTILE_EXAMPLES=2000 hunts longer
-FAST = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", 60)), deadline=None,
+FAST = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "60")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
 PRECIOUS = b"precious: must survive a failed run\n"
 NOTICES = ("render: no usable GPU",)          # lines a successful or failed run may add
@@ -134,8 +134,9 @@ def test_the_command_line_keeps_its_promises_for_any_input(case):
         for name in ("out.png", "out.ppm", "out.gif", "s.circles", "s.par"):
             (d / name).write_bytes(PRECIOUS)
             precious.append(d / name)
-        args = [str(scene) if a == "FILE" else str(d / a) if a.endswith(tuple(".png .ppm .gif .jpg .PNG .circles .par .txt".split())) or a == "out"
-                else a for a in args]
+        paths = (".png", ".ppm", ".gif", ".jpg", ".PNG", ".circles", ".par", ".txt")
+        args = [str(scene) if a == "FILE" else str(d / a) if a.endswith(paths) or a == "out" else a
+                for a in args]
         code, _, err = run_cli(args)
         event(f"exit {code}")
         assert_promises(code, err, d, precious)
@@ -236,8 +237,8 @@ def covers_between(positions, radii, width, height):
     inside a circle counts in both, one on its edge (within float32 rounding) only in the most."""
     p = np.asarray(positions, dtype=np.float32).astype(np.float64)
     r = np.asarray(radii, dtype=np.float32).astype(np.float64)
-    cx = ((np.float32(1) / np.float32(width)) * (np.arange(width, dtype=np.float32) + np.float32(0.5))).astype(np.float64)
-    cy = ((np.float32(1) / np.float32(height)) * (np.arange(height, dtype=np.float32) + np.float32(0.5))).astype(np.float64)
+    from circle_render.cpu.shading import pixel_centres  # (1/size) * (i + 0.5) in float32
+    cx, cy = pixel_centres(width).astype(np.float64), pixel_centres(height).astype(np.float64)
     dx = p[:, 0, None, None] - cx[None, None, :]
     dy = p[:, 1, None, None] - cy[None, :, None]
     d = np.sqrt(dx * dx + dy * dy)
@@ -376,7 +377,8 @@ def test_check_logs_are_written_atomically(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(Path, "write_text", full_disk)
     logs = tmp_path / "logs"
-    code, out, err = run_cli(["check", "-r", "cpu", "--scenes", "rgb", "-s", "16", "--runs", "1", "-q",
-                              "--logs", str(logs)])
-    assert code == 2 and err.strip() == f"render: error: cannot write {str(logs / 'rgb.log')!r}: No space left on device"
+    code, _, err = run_cli(["check", "-r", "cpu", "--scenes", "rgb", "-s", "16", "--runs", "1", "-q",
+                            "--logs", str(logs)])
+    log = str(logs / "rgb.log")
+    assert code == 2 and err.strip() == f"render: error: cannot write {log!r}: No space left on device"
     assert list(logs.iterdir()) == []                   # no truncated log, no temporary

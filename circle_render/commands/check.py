@@ -15,7 +15,7 @@ from circle_render.scenes import SCENE_NAMES, SCENES
 
 
 def _say(text: str) -> None:
-    from circle_render.progress import notice      # left out with --quiet
+    from circle_render.progress import notice  # left out with --quiet
     notice(f"check: {text}")
 
 

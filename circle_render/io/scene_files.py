@@ -15,7 +15,8 @@ shading and the snow clear colour, as the course does.
 
 In both, fields are separated by blanks, ``#`` starts a comment, blank lines are skipped (in
 ``.par`` only after line 1). Every value must be finite with magnitude at most ``MAX_ABS``,
-and every radius at least ``MIN_RADIUS`` (circle_render/limits.py says why). A scene loaded from a file is one still frame (no animation).
+and every radius at least ``MIN_RADIUS`` (circle_render/limits.py says why). A scene loaded
+from a file is one still frame (no animation).
 
 Loading is fast (NumPy's C parser) and strict: anything wrong raises ``SceneFileError`` with
 the message ``FILE:LINE: what is wrong``; the slow line-by-line pass that finds that line
