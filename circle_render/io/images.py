@@ -123,12 +123,30 @@ def gif_writer(path: str | os.PathLike):
     """An animated, looping GIF written frame by frame, atomically: yields ``add(rgb)`` for
     (H, W, 3) uint8 frames. Each frame is quantised and compressed on its own (by Pillow, as a
     one-frame GIF) and appended with its palette as a local colour table, so memory does not
-    grow with the number of frames."""
+    grow with the number of frames: it holds the last frame only, to show a repeated frame
+    longer instead of storing it again (as Pillow's own writer does)."""
+    import struct
     path = Path(path)
+    last = {"rgb": None, "image": b"", "delay": 0}
+
+    def flush(f) -> None:
+        if last["image"]:
+            f.write(b"\x21\xf9\x04\x00" + struct.pack("<H", last["delay"]) + b"\x00\x00" + last["image"])
+
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         def add(rgb: np.ndarray) -> None:
-            f.write(_gif_frame(rgb, first=f.tell() == 0))
+            rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
+            if (last["rgb"] is not None and last["delay"] + GIF_DELAY_CS <= 0xFFFF
+                    and np.array_equal(rgb, last["rgb"])):
+                last["delay"] += GIF_DELAY_CS
+                return
+            flush(f)
+            header, image = _gif_frame(rgb)
+            if f.tell() == 0:
+                f.write(header)
+            last.update(rgb=rgb.copy(), image=image, delay=GIF_DELAY_CS)
         yield add
+        flush(f)
         f.write(b"\x3b")                                 # the trailer
 
 
@@ -139,9 +157,9 @@ def write_gif(path: str | os.PathLike, frames, fps: int = 30) -> None:
             add(rgb)
 
 
-def _gif_frame(rgb: np.ndarray, first: bool) -> bytes:
-    """One frame's blocks: the file header first (no global colour table, loop forever), then a
-    graphic control extension (the delay) and the image with its own colour table."""
+def _gif_frame(rgb: np.ndarray) -> tuple[bytes, bytes]:
+    """(the file's header for a first frame: no global colour table, loop forever; the frame's
+    image with its own colour table)."""
     import io
     import struct
 
@@ -173,13 +191,10 @@ def _gif_frame(rgb: np.ndarray, first: bool) -> bytes:
     while data[pos]:
         pos += data[pos] + 1
     image = data[start:pos + 1]
-    out = b""
-    if first:
-        out += b"GIF89a" + struct.pack("<HHBBB", width, height, 0, 0, 0)
-        out += b"\x21\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", 0) + b"\x00"   # loop forever
-    out += b"\x21\xf9\x04\x00" + struct.pack("<H", GIF_DELAY_CS) + b"\x00\x00"
+    header = (b"GIF89a" + struct.pack("<HHBBB", width, height, 0, 0, 0)
+              + b"\x21\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", 0) + b"\x00")   # loop forever
     local_flags = (image_flags & 0x40) | (0x80 | (flags & 7) if table else 0)
-    return out + descriptor + bytes([local_flags]) + table + image
+    return header, descriptor + bytes([local_flags]) + table + image
 
 
 def read_image(path: str | os.PathLike) -> np.ndarray:
