@@ -9,17 +9,19 @@ circle_render/commands/.
 """
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 
 import click
 
-from circle_render import __version__, registry
+from circle_render import __version__, progress, registry
 from circle_render.commands import bench as bench_cmd
 from circle_render.commands import check as check_cmd
 from circle_render.commands import compile as compile_cmd
 from circle_render.commands import primitives as primitives_cmd
 from circle_render.commands import scene as scene_cmd
-from circle_render.errors import UserError
+from circle_render.errors import Interrupted, UserError
 from circle_render.scenes import SCENE_NAMES, SCENES
 
 MAX_SIZE = 16384
@@ -69,6 +71,16 @@ class SceneGroup(click.Group):
     def shell_complete(self, ctx, incomplete):
         return super().shell_complete(ctx, incomplete) + _complete_scene(ctx, None, incomplete)
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:       # past click, which would print a blank line first
+            raise _Stopped() from e
+
+
+class _Stopped(BaseException):
+    """A command interrupted (Ctrl-C, SIGTERM, SIGHUP): the interrupt is its __cause__."""
+
 
 @click.group(cls=SceneGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="render",
@@ -96,8 +108,8 @@ def list_command():
                    "or your own class: module:Class or path/to/file.py:Class.")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True,
               help="Image width and height in pixels.")
-@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
-              help="Seed for the course's rand() (0 acts as 1, as in glibc).")
+@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=None, show_default="0",
+              help="Seed for the course's rand() (0 acts as 1, as in glibc); course scenes only.")
 @click.option("-b", "--bench", "frames", metavar="START:END", callback=_frames_option,
               help="Render frames [START, END) and print the course's per-frame Clear/Advance/"
                    "Render/Total times. Default: frame 0 only, no timing lines.")
@@ -118,6 +130,7 @@ def list_command():
               help="With -i: quit after this many frames (for scripts and timing).")
 @click.option("--screenshot", type=click.Path(dir_okay=False),
               help="With -i: save the last frame as displayed (read back from the window) to this PNG.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar or notices on stderr, only errors.")
 def scene_command(**options):
     """Render SCENE: a name from `render list`, or a scene file (.par or .circles)."""
     scene_cmd.scene_command(**options)
@@ -165,7 +178,8 @@ def bench_command(**options):
               help="Seconds your renderer may take per scene (check and timing) before it gets (F).")
 @click.option("--logs", type=click.Path(file_okay=False), default="logs", show_default=True,
               help="Folder for a log per scene and, for a failed scene, a PNG of its mismatches.")
-def check_command(**options):
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr, only the table and errors.")
+def check_command(quiet, **options):
     """The course's score table: correctness, time and score per scene (or per scan size).
 
     \b
@@ -173,6 +187,7 @@ def check_command(**options):
     render check -r mine.py:Renderer   your own renderer class
     render check scan | find_repeats   the scan checker (needs a GPU)
     """
+    progress.set_quiet(quiet)
     check_cmd.check_command(**options)
 
 
@@ -209,7 +224,8 @@ def saxpy_command(n):
               show_default=True, help="random: int32 values 0..9; ones: all 1.")
 @click.option("-n", "--n", "n", type=click.IntRange(0, 2**31 - 1), default=64 * 1024 * 1024, show_default=True)
 @click.option("--cub", is_flag=True, help="Time CuPy's CUB scan instead (mode scan only).")
-@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True)
+@click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=None, show_default="0",
+              help="Seed of the random input (-i random only).")
 def scan_command(mode, kind, n, cub, seed):
     """Exclusive scan or find_repeats of int32 on the GPU: device time (min of 3, input already
     on the GPU), checked against NumPy."""
@@ -220,29 +236,69 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _signals_as_interrupts():
+    """SIGTERM and SIGHUP raise Interrupted, as Ctrl-C raises KeyboardInterrupt, while the
+    command runs; a signal already ignored (nohup's SIGHUP) stays ignored."""
+    names = ("SIGTERM", "SIGHUP")
+    previous = {}
+    for sig in (getattr(signal, n) for n in names if hasattr(signal, n)):
+        with contextlib.suppress(ValueError):        # not the main thread: leave them alone
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                previous[sig] = signal.signal(sig, _raise_interrupted)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _interrupted(e: BaseException) -> None:
+    """Ctrl-C, SIGTERM or SIGHUP: say what was written and exit with 128 + the signal."""
+    signum = getattr(e, "signum", signal.SIGINT)
+    if progress.end_line() is None and signum == signal.SIGINT and progress.on_terminal(sys.stderr):
+        click.echo("", err=True)         # after the terminal's ^C
+    done = getattr(e, "done", None)
+    what = f" after writing {done}" if done else "; no partial output was written"
+    click.echo(f"render: interrupted{what}", err=True)
+    sys.exit(128 + int(signum))
+
+
+def _error(text: str, code: int = 2) -> None:
+    progress.end_line()                  # never on a progress bar's line
+    click.echo(f"render: error: {_one_line(text)}", err=True)
+    sys.exit(code)
+
+
 def main(argv=None) -> None:
     """Entry point: user errors (click's and ours) become one line on stderr with exit code 2;
-    bare ``render`` prints the help."""
+    bare ``render`` prints the help; Ctrl-C, SIGTERM and SIGHUP exit with 128 + the signal."""
+    progress.set_quiet(False)              # until a command's --quiet says otherwise
     try:
-        rv = cli.main(args=argv, prog_name="render", standalone_mode=False)
+        with _signals_as_interrupts():
+            rv = cli.main(args=argv, prog_name="render", standalone_mode=False)
     except click.exceptions.UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError":        # click >= 8.2: bare `render`
             click.echo(e.ctx.get_help())
             sys.exit(0)
-        click.echo(f"render: error: {_one_line(e.format_message())}", err=True)
-        sys.exit(2)
+        _error(e.format_message())
     except UserError as e:
-        click.echo(f"render: error: {_one_line(str(e))}", err=True)
-        sys.exit(2)
+        _error(str(e))
+    except _Stopped as e:
+        _interrupted(e.__cause__)
+    except click.exceptions.Abort as e:                     # click's wrapping of KeyboardInterrupt
+        progress.forget_line()                              # (click has ended the line)
+        _interrupted(e.__cause__ or e)
     except click.ClickException as e:
-        click.echo(f"render: error: {_one_line(e.format_message())}", err=True)
-        sys.exit(e.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("\nrender: interrupted; no partial output was written", err=True)
-        sys.exit(130)
+        _error(e.format_message(), e.exit_code)
+    except KeyboardInterrupt as e:
+        _interrupted(e)
     except OSError as e:
-        click.echo(f"render: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
-        sys.exit(2)
+        _error(f"{e.strerror or e}: {e.filename or ''}".rstrip(": "))
     except Exception as e:
         if type(e).__name__ == "OutOfMemoryError":       # cupy.cuda.memory.OutOfMemoryError
             where = "the GPU"
@@ -250,7 +306,6 @@ def main(argv=None) -> None:
             where = "host memory"
         else:
             raise
-        click.echo(f"render: error: {where} ran out of memory ({_one_line(str(e)) or 'MemoryError'}); "
-                   "try a smaller --size" + (" or -r cpu" if where == "the GPU" else ""), err=True)
-        sys.exit(2)
+        _error(f"{where} ran out of memory ({_one_line(str(e)) or 'MemoryError'}); "
+               "try a smaller --size" + (" or -r cpu" if where == "the GPU" else ""))
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -80,6 +80,13 @@ BAD = [  # (file name, content, line, message start)
     ("r0.par", "1\n0.5 0.5 0 0 0 0 0\n", 2, "radius must be above 0"),
     ("rn.circles", GOOD_CIRCLES.replace("0.1 0 0 1", "-0.1 0 0 1"), 5, "radius must be above 0"),
     ("big.par", "1\n1e9 0.5 0 0 0 0 0.1\n", 2, "x = 1e9 is out of range"),
+    # beyond float32 (inf once converted) / rounding to 0 in float32 / too small to shade safely
+    ("f32.par", "1\n0.5 0.5 0 0 0 0 1e39\n", 2, "radius = 1e39 is out of range"),
+    ("under.par", "1\n0.5 0.5 0 0 0 0 1e-50\n", 2, "radius = 1e-50 is below the smallest radius, 1e-09"),
+    ("tiny.par", "1\n0.5003 0.5003 0.5 0 0 0 1e-30\n", 2, "radius = 1e-30 is below the smallest radius"),
+    ("tiny.circles", GOOD_CIRCLES.replace("flat", "snow").replace("0.2 1 0 0", "1e-20 1 0 0"), 4,
+     "radius = 1e-20 is below the smallest radius"),
+    ("vel.par", "1\n0.5 0.5 0 -3e38 0 0 0.1\n", 2, "vx = -3e38 is out of range"),
     ("g.par", "1\n0.5 0.5 \x00\x01\x02", 2, "not a text scene file (byte 0x00"),
     ("u.par", "1\n0.5 0.5 0 0 0 0 0.1 \u00e9\n", 2, "not a text scene file (byte 0xc3"),
     ("lead.par", "\n1\n0.5 0.5 0 0 0 0 0.1\n", 1, "a .par file starts with the circle count"),

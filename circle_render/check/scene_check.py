@@ -100,7 +100,8 @@ def write_log(logs: Path, res: SceneResult, comparison, renderer_name: str, size
         for (x, y, c), a, b in list(zip(comparison.mismatches.tolist(), comparison.reference,
                                         comparison.actual))[:1000]:
             lines.append(f"  ({x}, {y}) {'rgb'[c]}: expected {a:.4f}, got {b:.4f}")
-    (logs / f"{res.scene}.log").write_text("\n".join(lines) + "\n")
+    from circle_render.io.images import write_text  # atomic: complete or not there
+    write_text(logs / f"{res.scene}.log", "\n".join(lines) + "\n")
 
 
 def mismatch_picture(ref: np.ndarray, comparison) -> np.ndarray:

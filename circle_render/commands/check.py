@@ -17,7 +17,8 @@ from circle_render.scenes import SCENE_NAMES, SCENES
 
 
 def _say(text: str) -> None:
-    click.echo(f"check: {text}", err=True)
+    from circle_render.progress import notice  # left out with --quiet
+    notice(f"check: {text}")
 
 
 def correctness_seeds(seed: int | None, scene: str) -> list[int]:

@@ -135,12 +135,14 @@ def saxpy_command(n: int) -> None:
         sys.exit(1)
 
 
-def scan_command(mode: str, kind: str, n: int, cub: bool, seed: int) -> None:
+def scan_command(mode: str, kind: str, n: int, cub: bool, seed: int | None) -> None:
     """``render scan``: device time of one scan or find_repeats, checked against NumPy."""
     if cub and mode != "scan":
         raise UserError("--cub times CuPy's scan; it has no find_repeats (use -m scan)")
+    if seed is not None and kind != "random":
+        raise UserError(f"-S/--seed picks random input; -i {kind} has none (drop -S or use -i random)")
     require_gpu("render scan")
-    ms, wrong = run_primitive(mode, make_input(kind, n, seed), use_cub=cub)
+    ms, wrong = run_primitive(mode, make_input(kind, n, seed or 0), use_cub=cub)
     what = "CUB scan" if cub else mode
     click.echo(f"GPU_time: {ms:.3f} ms  ({what}, {n} elements, {kind} input; "
                f"{2 * 4 * n / ms / 1e6 if ms > 0 else 0:.1f} GB/s of int32 read + written)")

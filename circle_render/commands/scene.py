@@ -3,6 +3,7 @@ way (``-b``), check it against the reference (``-c``), save its circles, or view
 and ``render list``."""
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 
@@ -11,7 +12,16 @@ import click
 from circle_render import registry
 from circle_render.cpu.shading import to_bytes
 from circle_render.errors import UserError
-from circle_render.io.images import check_output_path, frame_path, write_gif, write_image
+from circle_render.io.images import (
+    OutputError,
+    check_output_path,
+    frame_path,
+    gif_writer,
+    write_image,
+    write_text,
+)
+from circle_render.io.scene_files import SUFFIXES as SCENE_SUFFIXES
+from circle_render.progress import notice, set_quiet
 from circle_render.scenes import SCENE_NAMES, SCENES, make_scene
 
 
@@ -33,36 +43,54 @@ def pick_renderer(name: str, progress: bool = True):
 def _say_if_auto_falls_back(name: str) -> None:
     from circle_render.gpu import gpu_status
     if name == "auto" and not gpu_status()[0]:
-        click.echo(f"render: no usable GPU ({gpu_status()[1]}); using the cpu renderer", err=True)
+        notice(f"render: no usable GPU ({gpu_status()[1]}); using the cpu renderer")
 
 
-def load_scene_arg(word: str, seed: int):
+def load_scene_arg(word: str, seed: int | None):
     """The Scene named on the command line: a course scene (with ``seed``) or a scene file."""
     if word in SCENES:
-        return make_scene(word, seed)
+        return make_scene(word, seed or 0)
     from circle_render.io.scene_files import is_scene_file_name, load_scene
     if not is_scene_file_name(word):
         raise UserError(f"unknown scene {word!r}; accepted: {', '.join(SCENE_NAMES)}, "
                         "or a scene file (.par, .circles)")
+    if seed is not None:
+        raise UserError(f"-S/--seed picks the circles of a course scene; the scene file {word!r} "
+                        "has its own (drop -S)")
     return load_scene(word)
 
 
-def scene_command(scene, renderer, size, seed, frames, output, check, interactive, save_to,
-                  view_frames, screenshot) -> None:
-    """Render SCENE (the options are the ``render SCENE`` ones, parsed by cli.py)."""
-    circles = load_scene_arg(scene, seed)
-    out = check_output_path(output) if output is not None else None
-    if save_to is not None:
-        _save_scene(circles, save_to, (frames or (0, 1))[0])
-        if out is None and frames is None and not check and not interactive:
-            return                                # only the file was asked for: no rendering
+def refuse_idle_options(interactive, frames, output, check, view_frames, screenshot) -> None:
+    """Options that would do nothing in the mode asked for are refused, not ignored."""
     if interactive:
-        _view(circles, renderer, size, seed, view_frames, screenshot)
-        return
-    if view_frames is not None or screenshot is not None:
+        idle = [name for name, given in (("-o", output), ("-b", frames), ("-c", check)) if given]
+        if idle:
+            raise UserError(f"{', '.join(idle)} {'does' if len(idle) == 1 else 'do'} nothing with -i "
+                            "(the viewer draws in a window; --screenshot FILE saves a frame): drop "
+                            f"{'it' if len(idle) == 1 else 'them'} or -i")
+    elif view_frames is not None or screenshot is not None:
         raise UserError("--frames and --screenshot go with -i (the viewer)")
+
+
+def scene_command(scene, renderer, size, seed, frames, output, check, interactive, save_to,
+                  view_frames, screenshot, quiet=False) -> None:
+    """Render SCENE (the options are the ``render SCENE`` ones, parsed by cli.py). Every input
+    is checked before anything is written: the options, the scene, the paths, the renderer
+    (and, with -i, the display)."""
+    set_quiet(quiet)
+    refuse_idle_options(interactive, frames, output, check, view_frames, screenshot)
+    circles = load_scene_arg(scene, seed)
+    seed = seed or 0
+    out = check_output_path(output) if output is not None else None
     start, end = frames or (0, 1)
+    saved = _scene_to_save(circles, save_to, start) if save_to is not None else None
+    if interactive:
+        _view(circles, renderer, size, seed, view_frames, screenshot, saved)
+        return
     r = pick_renderer(renderer)
+    if saved is not None and out is None and frames is None and not check:
+        _write_scene(*saved, [])                  # only the file was asked for: no rendering
+        return
     r.load(circles, size, size)
     ref = None
     if check:
@@ -70,35 +98,45 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
         ref.load(circles, size, size)
         for _ in range(start):
             ref.advance()
-    gif_frames, failures = [], 0
+    written, failures = [], 0
+    try:
+        if saved is not None:
+            _write_scene(*saved, written)
+        with contextlib.ExitStack() as stack:
+            add_gif = (stack.enter_context(gif_writer(out)) if out is not None and out.suffix.lower() == ".gif"
+                       else None)
 
-    def on_frame(k):
-        nonlocal failures
-        img = None
-        if out is not None or ref is not None:
-            img = r.get_image()
-        if ref is not None:
-            failures += not _check_frame(ref, img, k)
-        if out is not None:
-            pixels = to_bytes(img)
-            if out.suffix.lower() == ".gif":
-                gif_frames.append(pixels)
-            else:
-                write_image(out if end - start == 1 else frame_path(out, k), pixels)
+            def on_frame(k):
+                nonlocal failures
+                img = r.get_image() if out is not None or ref is not None else None
+                if ref is not None:
+                    failures += not _check_frame(ref, img, k)
+                if add_gif is not None:
+                    add_gif(to_bytes(img))
+                elif out is not None:
+                    path = out if end - start == 1 else frame_path(out, k)
+                    write_image(path, to_bytes(img))
+                    written.append(path)
 
-    from circle_render.timing.frames import run_frames
-    t0 = time.perf_counter()
-    times = run_frames(r, start, end, on_frame)
-    elapsed = time.perf_counter() - t0
-    if gif_frames:
-        write_gif(out, gif_frames)
+            from circle_render.timing.frames import run_frames
+            t0 = time.perf_counter()
+            times = run_frames(r, start, end, on_frame)
+            elapsed = time.perf_counter() - t0
+    except KeyboardInterrupt as e:               # Ctrl-C, SIGTERM, SIGHUP: say what is there
+        e.done = _written_summary(written, end - start)
+        raise
+    except OutputError as e:                     # a full disk part way: say what is there
+        done = _written_summary(written, end - start)
+        if done:
+            raise OutputError(f"{e}; written before it: {done}") from e
+        raise
     if out is not None:
-        click.echo(f"render: wrote {_written(out, start, end)}", err=True)
+        notice(f"render: wrote {_written(out, start, end)}")
     if frames is not None:
         click.echo(times.report())
     if out is None and frames is None and not check:
-        click.echo(f"render: rendered {scene} at {size}x{size} with {r.name} in {elapsed:.3f} s; "
-                   "nothing written (use -o FILE to save it)", err=True)
+        notice(f"render: rendered {scene} at {size}x{size} with {r.name} in {elapsed:.3f} s; "
+               "nothing written (use -o FILE to save it)")
     if failures:
         sys.exit(1)
 
@@ -110,35 +148,65 @@ def _written(out, start: int, end: int) -> str:
     return f"{end - start} frames: {frame_path(out, start)} ... {frame_path(out, end - 1)}"
 
 
-def _view(circles, renderer, size, seed, frames, screenshot) -> None:
-    """``-i``: the viewer, with a summary line on stderr when it ends."""
-    from circle_render.display.viewer import ViewerState, available_renderers, run_viewer, viewer_scenes
+def _written_summary(written: list, frames: int) -> str | None:
+    """What an interrupted run left behind, for its last line: the scene file, the frames."""
+    parts = [str(p) for p in written if p.suffix.lower() in SCENE_SUFFIXES]
+    images = [p for p in written if p.suffix.lower() not in SCENE_SUFFIXES]
+    if len(images) == 1 and frames == 1:
+        parts.append(str(images[0]))
+    elif images:
+        parts.append(f"{len(images)} of {frames} frames ({images[0]} .. {images[-1]})")
+    return " and ".join(parts) or None
+
+
+def _view(circles, renderer, size, seed, frames, screenshot, saved) -> None:
+    """``-i``: the viewer, with a summary line on stderr when it ends; the scene file (if
+    asked for) is written once the first frame is on screen."""
+    from circle_render.display.viewer import (
+        ViewerState,
+        available_renderers,
+        check_display,
+        run_viewer,
+        viewer_scenes,
+    )
     if screenshot is not None:
         check_output_path(screenshot)
+    check_display()
     _say_if_auto_falls_back(renderer)
     first = registry.resolve(renderer)
     if first != "cpu":
         pick_renderer(first)                      # a clear error now if it cannot run
     scenes, index = viewer_scenes(circles.name, circles.copy, seed)
     state = ViewerState(scenes, available_renderers(first), size, index=index)
+    pending = [saved] if saved is not None else []
+
+    def save_once(state, window):
+        while pending:
+            _write_scene(*pending.pop(), [])
     t0 = time.perf_counter()
-    state = run_viewer(state, frames=frames, screenshot=screenshot)
+    state = run_viewer(state, frames=frames, screenshot=screenshot, on_frame=save_once)
     secs = time.perf_counter() - t0
     t = state.times
-    click.echo(f"viewer: {state.shown} frames in {secs:.2f} s, {state.steady_fps():.1f} FPS after the "
-               "first; last frame ms: " + ", ".join(f"{p} {t[p]:.2f}" for p in t), err=True)
+    notice(f"viewer: {state.shown} frames in {secs:.2f} s, {state.steady_fps():.1f} FPS after the "
+           "first; last frame ms: " + ", ".join(f"{p} {t[p]:.2f}" for p in t))
 
 
-def _save_scene(scene, path: str, start: int) -> None:
-    """Save ``scene`` as it is drawn in frame ``start`` (after that frame's animation step)."""
+def _scene_to_save(scene, path: str, start: int):
+    """(path, text, what it holds) of ``scene`` as it is drawn in frame ``start`` (after that frame's animation
+    step), checked now; written by ``_write_scene`` once the run is known to be valid."""
     from circle_render.cpu.animation import advance
-    from circle_render.io.scene_files import SUFFIXES, save_scene
-    p = check_output_path(path, SUFFIXES, "scene file")
+    from circle_render.io.scene_files import scene_text
+    p = check_output_path(path, SCENE_SUFFIXES, "scene file")
     drawn = scene.copy()
     for _ in range(start + 1):
         advance(drawn)
-    save_scene(drawn, p)
-    click.echo(f"render: wrote {p} ({drawn.n} circles as drawn in frame {start})", err=True)
+    return p, scene_text(drawn, p.suffix.lower()), f"{drawn.n} circles as drawn in frame {start}"
+
+
+def _write_scene(path, text: str, what: str, written: list) -> None:
+    write_text(path, text)
+    written.append(path)
+    notice(f"render: wrote {path} ({what})")
 
 
 def _check_frame(ref, img, k) -> bool:

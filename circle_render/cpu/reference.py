@@ -11,9 +11,7 @@ Two code paths give bit-identical results (tests check this):
 from __future__ import annotations
 
 import os
-import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -21,6 +19,7 @@ import numpy as np
 from circle_render.constants import FLAT_ALPHA
 from circle_render.cpu.animation import advance
 from circle_render.cpu.shading import blend_planes, circle_bounds, clear_rows, covered, pixel_centres, snow_alpha_color
+from circle_render.progress import Progress
 from circle_render.scenes.scene import SNOW, Scene
 
 f32 = np.float32
@@ -28,32 +27,6 @@ SMALL_BOX_AREA = 150        # circles with a pixel box this small take the pairs
 MIN_RUN = 64                # shorter runs of one kind are merged into their neighbours
 PAIR_MAX_AREA = 4096        # ... but no box bigger than this goes down the pairs path
 PAIR_BUDGET = 4_000_000     # (circle, pixel) pairs handled per NumPy batch
-
-
-class Progress:
-    """A progress line on stderr that appears only once a render has run for a second."""
-
-    def __init__(self, label: str, total: int, enabled: bool = True, stream=None):
-        self.label, self.total, self.enabled = label, max(total, 1), enabled
-        self.stream = stream or sys.stderr
-        self.start = self.last = time.perf_counter()
-        self.shown = False
-
-    def update(self, done: int) -> None:
-        now = time.perf_counter()
-        if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
-            return
-        self.last, self.shown = now, True
-        filled = int(30 * done / self.total)
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] "
-                          f"{100 * done // self.total:3d}% ({done}/{self.total} circles)")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write(f"\r{self.label} done in {time.perf_counter() - self.start:.1f} s"
-                              + " " * 40 + "\n")
-            self.stream.flush()
 
 
 def _shade(planes, d2, where, scene: Scene, i) -> None:

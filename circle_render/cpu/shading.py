@@ -61,9 +61,12 @@ def snow_alpha_color(d2: np.ndarray, radius, depth):
     """Snow shading at squared distances d2: (alpha, [r, g, b]), float32 arrays like d2."""
     d = np.sqrt(d2) / radius
     scaled = d * f32(len(SNOW_RAMP) - 1)
-    base = np.minimum(scaled.astype(np.int32), len(SNOW_RAMP) - 1)
+    # clamped before the cast: far outside a tiny circle ``scaled`` is beyond int32 (the cast of
+    # such a float is undefined); inside the circle it is at most the last index anyway
+    last = len(SNOW_RAMP) - 1
+    base = np.minimum(scaled, f32(last)).astype(np.int32)
     weight = scaled - base.astype(np.float32)
-    nxt = np.minimum(base + 1, len(SNOW_RAMP) - 1)
+    nxt = np.minimum(base + 1, last)
     color = [(f32(1) - weight) * SNOW_RAMP[base, c] + weight * SNOW_RAMP[nxt, c] for c in range(3)]
     max_alpha = SNOW_ALPHA_BASE + SNOW_ALPHA_DEPTH * (f32(1) - depth)
     max_alpha = SNOW_MAX_ALPHA * np.clip(max_alpha, f32(0), f32(1))

@@ -15,7 +15,8 @@ shading and the snow clear colour, as the course does.
 
 In both, fields are separated by blanks, ``#`` starts a comment, blank lines are skipped (in
 ``.par`` only after line 1). Every value must be finite with magnitude at most ``MAX_ABS``,
-and every radius above 0. A scene loaded from a file is one still frame (no animation).
+and every radius at least ``MIN_RADIUS`` (circle_render/limits.py says why). A scene loaded
+from a file is one still frame (no animation).
 
 Loading is fast (NumPy's C parser) and strict: anything wrong raises ``SceneFileError`` with
 the message ``FILE:LINE: what is wrong``; the slow line-by-line pass that finds that line
@@ -24,20 +25,19 @@ runs only when the fast pass has found a problem.
 from __future__ import annotations
 
 import io
-import math
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from circle_render.errors import UserError
+from circle_render.limits import MAX_ABS, MIN_RADIUS, value_problem
 from circle_render.scenes.scene import FLAT, SNOW, Scene
 
 PAR, CIRCLES = ".par", ".circles"
 SUFFIXES = (PAR, CIRCLES)
 MAGIC = "circle-render scene 1"
 SHADINGS = (FLAT, SNOW)
-MAX_ABS = 1e4          # keeps every pixel box inside int32 at the largest image size
 PAR_FIELDS = ("x", "y", "z", "vx", "vy", "vz", "radius")
 CIRCLES_FIELDS = ("x", "y", "z", "radius", "r", "g", "b")
 
@@ -60,6 +60,9 @@ def is_scene_file_name(text: str) -> bool:
 
 def _read_text(path: Path) -> str:
     try:
+        if path.exists() and not path.is_dir() and not path.is_file():
+            # a device (/dev/zero would never end), a pipe (would wait for a writer), a socket
+            raise SceneFileError(path, 0, "is not a regular file; scene files are plain text files")
         data = path.read_bytes()
     except IsADirectoryError:
         raise SceneFileError(path, 0, "is a folder, not a scene file") from None
@@ -120,12 +123,9 @@ def _check_row(path, lineno: int, fields: list[str], names) -> list[float]:
             v = float(text)
         except ValueError:
             raise SceneFileError(path, lineno, f"{name} is not a number: {text!r}") from None
-        if not math.isfinite(v):
-            raise SceneFileError(path, lineno, f"{name} must be finite, got {text!r}")
-        if abs(v) > MAX_ABS:
-            raise SceneFileError(path, lineno, f"{name} = {text} is out of range (|value| <= {MAX_ABS:g})")
-        if name == "radius" and not np.float32(v) > 0:
-            raise SceneFileError(path, lineno, f"radius must be above 0, got {text}")
+        problem = value_problem(name, v, text)
+        if problem:
+            raise SceneFileError(path, lineno, problem)
         values.append(v)
     return values
 
@@ -158,7 +158,7 @@ def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
             table = np.loadtxt(io.StringIO(text), dtype=np.float32, comments="#", skiprows=first - 1,
                                ndmin=2)
         ok = (table.shape == (count, len(names)) and np.isfinite(table).all()
-              and (np.abs(table) <= MAX_ABS).all() and (table[:, radius] > 0).all())
+              and (np.abs(table) <= MAX_ABS).all() and (table[:, radius] >= np.float32(MIN_RADIUS)).all())
     except ValueError:
         ok = False
     if ok:

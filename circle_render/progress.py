@@ -1,0 +1,91 @@
+"""Progress and notices on stderr, by the usual conventions, for every command (``render SCENE``,
+``render check``, the CPU renderer's bar):
+
+- a bar (a line redrawn with ``\\r``) only when stderr is a terminal; a redirected stderr gets
+  no bar, so a log file holds no half-drawn lines;
+- ``--quiet`` (``set_quiet``) leaves only errors (and the results the command exists for);
+- an error or notice never lands on a bar's line: ``end_line()`` finishes the bar's line first.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+_quiet = False
+_open_bar = None          # the bar whose line is on screen and not finished, if any
+
+
+def set_quiet(quiet: bool) -> None:
+    """``--quiet``: no bars, no notices, from here on."""
+    global _quiet
+    _quiet = bool(quiet)
+
+
+def is_quiet() -> bool:
+    return _quiet
+
+
+def end_line() -> bool | None:
+    """Finish a bar's line (if one is on screen) so that what comes next starts a line; True
+    if there was one."""
+    global _open_bar
+    if _open_bar is not None:
+        _open_bar.stream.write("\n")
+        _open_bar.stream.flush()
+        _open_bar = None
+        return True
+    return None
+
+
+def forget_line() -> None:
+    """The bar's line was finished by someone else (click prints a newline on Ctrl-C)."""
+    global _open_bar
+    _open_bar = None
+
+
+def notice(text: str) -> None:
+    """An informational line on stderr (not an error): left out with --quiet."""
+    if not _quiet:
+        end_line()
+        print(text, file=sys.stderr, flush=True)
+
+
+def on_terminal(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):          # a closed or detached stream
+        return False
+
+
+class Progress:
+    """A bar on stderr that appears only once the work has run for a second, and only on a
+    terminal (see the module's docstring)."""
+
+    def __init__(self, label: str, total: int, enabled: bool = True, stream=None, unit: str = "circles"):
+        self.label, self.total, self.unit = label, max(total, 1), unit
+        self.stream = stream or sys.stderr
+        self.enabled = enabled and not _quiet and on_terminal(self.stream)
+        self.start = self.last = time.perf_counter()
+        self.shown = False
+
+    def update(self, done: int) -> None:
+        global _open_bar
+        now = time.perf_counter()
+        if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
+            return
+        self.last, self.shown = now, True
+        filled = int(30 * done / self.total)
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] "
+                          f"{100 * done // self.total:3d}% ({done}/{self.total} {self.unit})")
+        self.stream.flush()
+        _open_bar = self
+
+    def close(self) -> None:
+        global _open_bar
+        if self.shown:
+            self.stream.write(f"\r{self.label} done in {time.perf_counter() - self.start:.1f} s"
+                              + " " * 40 + "\n")
+            self.stream.flush()
+            if _open_bar is self:
+                _open_bar = None
