@@ -92,11 +92,6 @@ def test_render_list_says_where_the_small_circles_are():
     assert "biglittle      9,000 big circles, then 1,000 small ones near the top left" in p.stdout
 
 
-@pytest.mark.skipif(gpu_available(), reason="a GPU is present")
-def test_auto_says_when_it_falls_back_to_the_cpu_in_the_viewer_too():
-    p = render("rgb", "-i", "--frames", "1", env={"DISPLAY": ""})
-    assert "no usable GPU" in p.stderr and "using the cpu renderer" in p.stderr
-
 
 @pytest.mark.skipif(gpu_available(), reason="a GPU is present")
 def test_bare_check_without_a_gpu_says_it_checks_cpu_against_itself(tmp_path):

@@ -86,6 +86,15 @@ def test_first_displayed_frame_equals_png(xvfb, tmp_path):
         assert diff.max() <= 1, (scene, diff.max())
 
 
+def test_auto_says_when_the_viewer_falls_back_to_the_cpu(xvfb):
+    from circle_render.gpu import gpu_available
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    p = render("rgb", "-s", "32", "-i", "--frames", "1", env={"DISPLAY": xvfb})
+    assert p.returncode == 0, p.stderr
+    assert "no usable GPU" in p.stderr and "using the cpu" in p.stderr
+
+
 def test_key_events_drive_the_window(xvfb, tmp_path, monkeypatch):
     from pyglet.window import key
 
