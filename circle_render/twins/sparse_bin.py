@@ -1,6 +1,6 @@
-"""Twins of kernels/sparse.cu, the sparse path: per-tile lists built chunk by chunk (in no
-order within a chunk on the GPU, in circle order here; chunk-major with shared counting,
-tile-major with global counting) and a per-pixel blend in exact serial order."""
+"""Twins of kernels/sparse_bin.cu, the sparse path's lists: per-tile lists built chunk by chunk
+(in no order within a chunk on the GPU, in circle order here; chunk-major with shared counting,
+tile-major with global counting; kernels/sparse_lists.cuh), and the packed records."""
 from __future__ import annotations
 
 import numpy as np
@@ -43,7 +43,7 @@ def sparse_sort(touch: TileTouch, chunk: int):
     return offsets, sparse_chunk_starts(offsets), sparse_list(touch, chunk)
 
 
-def sparse_scan_chunks(counts: np.ndarray, group: int = 32):
+def sparse_scan_in_groups(counts: np.ndarray, group: int = 32):
     """Global counting, (totals, local, group_totals) from the tiles' counts: the list
     lengths, each list's start within its group of ``group`` tiles, and each group's sum."""
     totals = np.asarray(counts, dtype=np.int64).reshape(-1)
@@ -54,7 +54,7 @@ def sparse_scan_chunks(counts: np.ndarray, group: int = 32):
     return totals.astype(np.int32), local.astype(np.int32), per_group.sum(axis=1).astype(np.int32)
 
 
-def sparse_scan_tiles(group_totals: np.ndarray) -> np.ndarray:
+def sparse_scan_groups(group_totals: np.ndarray) -> np.ndarray:
     """Where each group's lists start, groups end to end; one more entry, the total."""
     return np.concatenate([[0], np.cumsum(group_totals, dtype=np.int64)]).astype(np.int32)
 
@@ -88,14 +88,3 @@ def pack_records(position: np.ndarray, radius: np.ndarray, color: np.ndarray) ->
     out = np.zeros((n, 8), dtype=np.float32)
     out[:, :3], out[:, 3], out[:, 4:7] = position, radius, color
     return out
-
-
-def render_sparse(scene, width: int, height: int, steps: int = 0) -> np.ndarray:
-    """Every pixel's circles blended in circle order: the reference image."""
-    from circle_render.cpu.reference import reference_image
-    return reference_image(scene, width, height, steps=steps)
-
-
-def render_sparse_snow(scene, width: int, height: int, steps: int = 0) -> np.ndarray:
-    """render_sparse's instance for snow shading: the same image."""
-    return render_sparse(scene, width, height, steps)
