@@ -101,20 +101,16 @@ __device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
     return open;
 }
 
-// What a thread holds of its pixels through a walk: its column's centre, each pixel's row
-// centre, the colour composited so far, the transmittance left and (snow) the alpha summed.
-template <bool SNOW>
-struct Pixels {
-    int x, y0;                  // the first pixel; the others are rows y0 + 2p
-    float px, py[PIXELS], T[PIXELS], alpha_sum[SNOW ? PIXELS : 1];
-    float3 acc[PIXELS];
-};
+// The step functions below take a thread's pixels as separate arrays (px, py, acc, T, alpha_sum):
+// gathered into one struct they compiled to a slower walk (rand1M, rand10k 1.05x).
 
 // Snow, one step's staged hits, warp by warp, 32 at a time in order as the flat walk: the hits
 // that reach the warp's sub-tile, one after the other, each thread shading its pixels that the
 // circle covers and that are not yet finished (each pixel stops at T_EPS). Returns whether a
 // pixel of the warp is still open.
-__device__ __forceinline__ bool blend_step_snow(Stage<true>& stage, Pixels<true>& q, bool open) {
+__device__ __forceinline__ bool blend_step_snow(Stage<true>& stage, float px, const float (&py)[PIXELS],
+                                                float3 (&acc)[PIXELS], float (&T)[PIXELS], float (&alpha_sum)[PIXELS],
+                                                bool open) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const StagedHits staged = staged_hits(stage.hits);
     const int count = __shfl_sync(FULL, staged.incl, 31);
@@ -126,26 +122,26 @@ __device__ __forceinline__ bool blend_step_snow(Stage<true>& stage, Pixels<true>
         for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
             const int place = __shfl_sync(FULL, at, __ffs(mask) - 1);
             const float4 cj = stage.circle[place];
-            const float dx = __fsub_rn(cj.x, q.px);
+            const float dx = __fsub_rn(cj.x, px);
             const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column
 #pragma unroll
             for (int p = 0; p < PIXELS; ++p) {
-                const float dy = __fsub_rn(cj.y, q.py[p]);
+                const float dy = __fsub_rn(cj.y, py[p]);
                 const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
-                if (q.T[p] >= T_EPS && d2 <= cj.z) {
+                if (T[p] >= T_EPS && d2 <= cj.z) {
                     float a;
                     float3 col;
                     snow_shade_staged(d2, stage.color[place], a, col);
-                    const float w = q.T[p] * a;
-                    q.acc[p].x = fmaf(w, col.x, q.acc[p].x);
-                    q.acc[p].y = fmaf(w, col.y, q.acc[p].y);
-                    q.acc[p].z = fmaf(w, col.z, q.acc[p].z);
-                    q.T[p] = fmaf(-a, q.T[p], q.T[p]);
-                    q.alpha_sum[p] += a;
+                    const float w = T[p] * a;
+                    acc[p].x = fmaf(w, col.x, acc[p].x);
+                    acc[p].y = fmaf(w, col.y, acc[p].y);
+                    acc[p].z = fmaf(w, col.z, acc[p].z);
+                    T[p] = fmaf(-a, T[p], T[p]);
+                    alpha_sum[p] += a;
                 }
             }
         }
-        open = __any_sync(FULL, any_open(q.T));
+        open = __any_sync(FULL, any_open(T));
     }
     return open;
 }
@@ -154,26 +150,26 @@ __device__ __forceinline__ bool blend_step_snow(Stage<true>& stage, Pixels<true>
 // blended into the pixels it covers, the run of full hits before each blended first. Partial
 // hits are blended branch-free (predicated), so the pixels are independent chains; alpha is .5,
 // so T stays a power of two and every T update is exact.
-__device__ __forceinline__ void blend_partial_hits(const float4 (&partial)[3][32], int partials, bool runs,
-                                                   Pixels<false>& q) {
+__device__ __forceinline__ void blend_partial_hits(const float4 (&partial)[3][32], int partials, bool runs, float px,
+                                                   const float (&py)[PIXELS], float3 (&acc)[PIXELS], float (&T)[PIXELS]) {
     for (int k = 0; k < partials; ++k) {
-        if (runs) blend_run(q.acc, q.T, partial[PARTIAL_RUN][k]);    // the run just before it
+        if (runs) blend_run(acc, T, partial[PARTIAL_RUN][k]);    // the run just before it
         const float4 cj = partial[PARTIAL_CIRCLE][k];
         const float4 cb = partial[PARTIAL_COLOR][k];
-        const float dx = __fsub_rn(cj.x, q.px);
+        const float dx = __fsub_rn(cj.x, px);
         const float dxx = __fmul_rn(dx, dx);
 #pragma unroll
         for (int p = 0; p < PIXELS; ++p) {
-            const float dy = __fsub_rn(cj.y, q.py[p]);
+            const float dy = __fsub_rn(cj.y, py[p]);
             const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
             if (d2 <= cj.z) {                   // predicated, not a branch
-                q.acc[p].x = fmaf(q.T[p], cb.x, q.acc[p].x);
-                q.acc[p].y = fmaf(q.T[p], cb.y, q.acc[p].y);
-                q.acc[p].z = fmaf(q.T[p], cb.z, q.acc[p].z);
-                q.T[p] = fmaf(-FLAT_ALPHA, q.T[p], q.T[p]);
+                acc[p].x = fmaf(T[p], cb.x, acc[p].x);
+                acc[p].y = fmaf(T[p], cb.y, acc[p].y);
+                acc[p].z = fmaf(T[p], cb.z, acc[p].z);
+                T[p] = fmaf(-FLAT_ALPHA, T[p], T[p]);
             }
         }
-        if ((k + 1) % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(q.T))) return;
+        if ((k + 1) % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) return;
     }
 }
 
@@ -186,7 +182,8 @@ __device__ __forceinline__ void blend_partial_hits(const float4 (&partial)[3][32
 // blending the run before each into every pixel at once (4 operations a pixel). Each partial
 // hit's lane first writes it, its colour and its run at its rank in the warp's `partial` arrays,
 // so the loop reads them in order by a counter. Returns whether a pixel of the warp is open.
-__device__ __forceinline__ bool blend_step_flat(Stage<false>& stage, Pixels<false>& q, bool open) {
+__device__ __forceinline__ bool blend_step_flat(Stage<false>& stage, float px, const float (&py)[PIXELS],
+                                                float3 (&acc)[PIXELS], float (&T)[PIXELS], bool open) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const StagedHits staged = staged_hits(stage.hits);
     const int count = __shfl_sync(FULL, staged.incl, 31);
@@ -216,9 +213,9 @@ __device__ __forceinline__ bool blend_step_flat(Stage<false>& stage, Pixels<fals
             partial[PARTIAL_RUN][rank] = make_float4(run.color.x, run.color.y, run.color.z, run.T);
         __syncwarp();
         const int partials = __popc(partial_mask);
-        blend_partial_hits(partial, partials, full_mask != 0u, q);
-        if (!(partial_mask >> 31)) blend_run(q.acc, q.T, partial[PARTIAL_RUN][partials]);   // the last run
-        open = __any_sync(FULL, any_open(q.T));
+        blend_partial_hits(partial, partials, full_mask != 0u, px, py, acc, T);
+        if (!(partial_mask >> 31)) blend_run(acc, T, partial[PARTIAL_RUN][partials]);   // the last run
+        open = __any_sync(FULL, any_open(T));
     }
     return open;
 }
@@ -231,13 +228,13 @@ __device__ __forceinline__ bool blend_step_flat(Stage<false>& stage, Pixels<fals
 // tiles still read. A tile wholly inside the image (block-uniform) needs no bounds: its pixels
 // are a thread's column, every other row.
 template <bool SNOW>
-__device__ __forceinline__ void write_tile(int2 t, const Pixels<SNOW>& q, float4* __restrict__ image,
+__device__ __forceinline__ void write_tile(int2 t, int x, int y0, const float3 (&acc)[PIXELS], const float (&T)[PIXELS],
+                                           const float (&alpha_sum)[SNOW ? PIXELS : 1], float4* __restrict__ image,
                                            const float4* __restrict__ rows, int cleared, int width, int height) {
-    const int x = q.x, y0 = q.y0;
     const auto behind_at = [&](int px_x, int px_y) { return cleared ? rows[px_y] : image[px_y * width + px_x]; };
     const auto composite = [&](int p, float4 b) {
-        const float alpha = SNOW ? q.alpha_sum[p] : flat_alpha(q.T[p]);
-        return make_float4(q.acc[p].x + q.T[p] * b.x, q.acc[p].y + q.T[p] * b.y, q.acc[p].z + q.T[p] * b.z, b.w + alpha);
+        const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);
+        return make_float4(acc[p].x + T[p] * b.x, acc[p].y + T[p] * b.y, acc[p].z + T[p] * b.z, b.w + alpha);
     };
     float4 behind[PIXELS];
     if ((t.x + 1) * FAST_TILE <= width && (t.y + 1) * FAST_TILE <= height) {
@@ -261,6 +258,7 @@ __device__ __forceinline__ void write_tile(int2 t, const Pixels<SNOW>& q, float4
         const int y = y0 + 2 * p;
         if (x < width && y < height) __stcs(image + y * width + x, composite(p, SNOW ? behind_at(x, y) : behind[p]));
     }
+
 }
 
 // One tile t (pixels per thread: see SUB_W): walk entries [begin, end) of `list` (listed) or
@@ -279,18 +277,19 @@ __device__ __forceinline__ bool walk_tile(
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int sub_x = t.x * FAST_TILE + warp % (FAST_TILE / SUB_W) * SUB_W;
     const int sub_y = t.y * FAST_TILE + warp / (FAST_TILE / SUB_W) * SUB_H;
-    Pixels<SNOW> q;
-    q.x = sub_x + lane % SUB_W;
-    q.y0 = sub_y + lane / SUB_W;
-    q.px = pixel_centre(q.x, width);
+    const int x = sub_x + lane % SUB_W, y0 = sub_y + lane / SUB_W;
+    const float px = pixel_centre(x, width);
+    float py[PIXELS], T[PIXELS], alpha_sum[SNOW ? PIXELS : 1];
+    float3 acc[PIXELS];
 #pragma unroll
     for (int p = 0; p < PIXELS; ++p) {
-        const int y = q.y0 + 2 * p;
-        q.py[p] = pixel_centre(y, height);
-        q.T[p] = q.x < width && y < height ? 1.f : 0.f;
-        if (SNOW) q.alpha_sum[p] = 0.f;
-        q.acc[p] = make_float3(0.f, 0.f, 0.f);
+        const int y = y0 + 2 * p;
+        py[p] = pixel_centre(y, height);
+        T[p] = x < width && y < height ? 1.f : 0.f;
+        if (SNOW) alpha_sum[p] = 0.f;
+        acc[p] = make_float3(0.f, 0.f, 0.f);
     }
+
     // the warp's pixel centres, and the tile's (for the cull of circles that are not listed)
     const int last_x = min(t.x * FAST_TILE + FAST_TILE, width) - 1;
     const int last_y = min(t.y * FAST_TILE + FAST_TILE, height) - 1;
@@ -305,11 +304,11 @@ __device__ __forceinline__ bool walk_tile(
         cull_step<SNOW, LISTED>(stage, list, circles, colors, top, begin, tile, stage.rect[warp][1]);
         __syncthreads();
         bool open;
-        if constexpr (SNOW) open = blend_step_snow(stage, q, any_open(q.T));
-        else open = blend_step_flat(stage, q, any_open(q.T));
+        if constexpr (SNOW) open = blend_step_snow(stage, px, py, acc, T, alpha_sum, any_open(T));
+        else open = blend_step_flat(stage, px, py, acc, T, any_open(T));
         if (__syncthreads_and(!open)) break;     // also guards the stage's reuse
     }
-    if (defer && __syncthreads_or(any_open(q.T))) return true;
-    write_tile<SNOW>(t, q, image, rows, cleared, width, height);
+    if (defer && __syncthreads_or(any_open(T))) return true;
+    write_tile<SNOW>(t, x, y0, acc, T, alpha_sum, image, rows, cleared, width, height);
     return false;
 }

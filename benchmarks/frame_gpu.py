@@ -1,0 +1,52 @@
+"""GPU microseconds of one frame of ``-r cuda`` (render() after a clear, one graph, queued behind a
+busy-wait so that no host gap is measured), for scenes at sizes: run once per source tree
+(PYTHONPATH) to compare trees in one device session.
+
+    PYTHONPATH=. python benchmarks/frame_gpu.py [--label new] [--cases rand10k:1024,rand1M:4096]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import numpy as np
+
+SPIN = 'extern "C" __global__ void spin(long long c) { long long s = clock64(); while (clock64() - s < c) {} }'
+HEAVY = "rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle"
+
+
+def frame_us(renderer, reps: int = 30) -> float:
+    import cupy as cp
+    spin = cp.RawKernel(SPIN, "spin")
+    start, stop, out = cp.cuda.Event(), cp.cuda.Event(), []
+    for _ in range(reps):
+        renderer.clear()
+        spin((1,), (1,), (np.int64(200_000),))
+        start.record(); renderer.render(); stop.record()
+        stop.synchronize()
+        out.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
+    return statistics.median(out)
+
+
+def main():
+    from circle_render import registry
+    from circle_render.scenes import SCENE_NAMES, make_scene
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--label", default="tree")
+    ap.add_argument("--cases", default=",".join([f"{s}:1024" for s in SCENE_NAMES] +
+                                                [f"{s}:4096" for s in HEAVY.split(",")]))
+    a = ap.parse_args()
+    out = {}
+    for case in a.cases.split(","):
+        name, size = case.split(":")
+        r = registry.create("cuda")
+        r.load(make_scene(name), int(size), int(size))
+        r.clear(); r.advance(); r.render(); r.synchronize()
+        out[case] = round(frame_us(r), 2)
+        del r
+    print(json.dumps({"label": a.label, "frame_gpu_us": out}))
+
+
+if __name__ == "__main__":
+    main()
