@@ -102,7 +102,8 @@ __device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
 }
 
 // The step functions below take a thread's pixels as separate arrays (px, py, acc, T, alpha_sum):
-// gathered into one struct they compiled to a slower walk (rand1M, rand10k 1.05x).
+// gathered into one struct they compiled to a slower walk (rand1M, rand10k 1.05x). The write-out
+// stays in walk_tile: as a function it compiled to more instructions at 3-4 items a step.
 
 // Snow, one step's staged hits, warp by warp, 32 at a time in order as the flat walk: the hits
 // that reach the warp's sub-tile, one after the other, each thread shading its pixels that the
@@ -220,47 +221,6 @@ __device__ __forceinline__ bool blend_step_flat(Stage<false>& stage, float px, c
     return open;
 }
 
-// Writes a finished tile: each pixel's colour over what is behind it (each row's clear colour,
-// or the image). Flat: every load before the first store (the stores may alias the loads, so
-// they would not be reordered, and each pixel would wait for its own load); snow holds more
-// values at this point, and loads as it stores. The pixels are stored evict-first (__stcs): the
-// image passes through L2 once, and would otherwise push out the circles and lists that other
-// tiles still read. A tile wholly inside the image (block-uniform) needs no bounds: its pixels
-// are a thread's column, every other row.
-template <bool SNOW>
-__device__ __forceinline__ void write_tile(int2 t, int x, int y0, const float3 (&acc)[PIXELS], const float (&T)[PIXELS],
-                                           const float (&alpha_sum)[SNOW ? PIXELS : 1], float4* __restrict__ image,
-                                           const float4* __restrict__ rows, int cleared, int width, int height) {
-    const auto behind_at = [&](int px_x, int px_y) { return cleared ? rows[px_y] : image[px_y * width + px_x]; };
-    const auto composite = [&](int p, float4 b) {
-        const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);
-        return make_float4(acc[p].x + T[p] * b.x, acc[p].y + T[p] * b.y, acc[p].z + T[p] * b.z, b.w + alpha);
-    };
-    float4 behind[PIXELS];
-    if ((t.x + 1) * FAST_TILE <= width && (t.y + 1) * FAST_TILE <= height) {
-        float4* out = image + y0 * width + x;
-        const float4* src = cleared ? rows + y0 : out;
-        const int src_step = cleared ? 2 : 2 * width;
-        if (!SNOW) {
-#pragma unroll
-            for (int p = 0; p < PIXELS; ++p) behind[p] = src[p * src_step];
-        }
-#pragma unroll
-        for (int p = 0; p < PIXELS; ++p) __stcs(out + p * 2 * width, composite(p, SNOW ? src[p * src_step] : behind[p]));
-        return;
-    }
-    if (!SNOW) {
-#pragma unroll
-        for (int p = 0; p < PIXELS; ++p) behind[p] = behind_at(min(x, width - 1), min(y0 + 2 * p, height - 1));
-    }
-#pragma unroll
-    for (int p = 0; p < PIXELS; ++p) {
-        const int y = y0 + 2 * p;
-        if (x < width && y < height) __stcs(image + y * width + x, composite(p, SNOW ? behind_at(x, y) : behind[p]));
-    }
-
-}
-
 // One tile t (pixels per thread: see SUB_W): walk entries [begin, end) of `list` (listed) or
 // circles [begin, end) from the last to the first, STEP a step, composite each step's hits
 // front to back, stop once every pixel has T < T_EPS. cleared != 0: the image behind is each
@@ -309,6 +269,39 @@ __device__ __forceinline__ bool walk_tile(
         if (__syncthreads_and(!open)) break;     // also guards the stage's reuse
     }
     if (defer && __syncthreads_or(any_open(T))) return true;
-    write_tile<SNOW>(t, x, y0, acc, T, alpha_sum, image, rows, cleared, width, height);
+    // Write-out: each pixel's colour over what is behind it (each row's clear colour, or the
+    // image). Flat: every load before the first store (the stores may alias the loads, so
+    // they would not be reordered, and each pixel would wait for its own load); snow holds more
+    // values at this point, and loads as it stores. The pixels are stored evict-first (__stcs): the
+    // image passes through L2 once, and would otherwise push out the circles and lists that other
+    // tiles still read. A tile wholly inside the image (block-uniform) needs no bounds: its pixels
+    // are a thread's column, every other row.
+    const auto behind_at = [&](int px_x, int px_y) { return cleared ? rows[px_y] : image[px_y * width + px_x]; };
+    const auto composite = [&](int p, float4 b) {
+        const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);
+        return make_float4(acc[p].x + T[p] * b.x, acc[p].y + T[p] * b.y, acc[p].z + T[p] * b.z, b.w + alpha);
+    };
+    float4 behind[PIXELS];
+    if ((t.x + 1) * FAST_TILE <= width && (t.y + 1) * FAST_TILE <= height) {
+        float4* out = image + y0 * width + x;
+        const float4* src = cleared ? rows + y0 : out;
+        const int src_step = cleared ? 2 : 2 * width;
+        if (!SNOW) {
+#pragma unroll
+            for (int p = 0; p < PIXELS; ++p) behind[p] = src[p * src_step];
+        }
+#pragma unroll
+        for (int p = 0; p < PIXELS; ++p) __stcs(out + p * 2 * width, composite(p, SNOW ? src[p * src_step] : behind[p]));
+        return false;
+    }
+    if (!SNOW) {
+#pragma unroll
+        for (int p = 0; p < PIXELS; ++p) behind[p] = behind_at(min(x, width - 1), min(y0 + 2 * p, height - 1));
+    }
+#pragma unroll
+    for (int p = 0; p < PIXELS; ++p) {
+        const int y = y0 + 2 * p;
+        if (x < width && y < height) __stcs(image + y * width + x, composite(p, SNOW ? behind_at(x, y) : behind[p]));
+    }
     return false;
 }
