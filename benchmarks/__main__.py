@@ -40,6 +40,7 @@ def main() -> int:
         print(f"benchmarks: no subcommand {command!r}; one of: bench, {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     sys.argv = [str(HERE / COMMANDS[command]), *rest]
+    sys.path.insert(0, str(HERE))         # as when the script is run by its path
     runpy.run_path(sys.argv[0], run_name="__main__")
     return 0
 

@@ -17,6 +17,12 @@ HEAVY = "rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle"
 
 
 def frame_us(renderer, reps: int = 30) -> float:
+    """The median of frame_times."""
+    return statistics.median(frame_times(renderer, reps))
+
+
+def frame_times(renderer, reps: int = 30) -> list[float]:
+    """GPU microseconds of ``reps`` frames: render() after a clear, queued behind a busy-wait."""
     import cupy as cp
     spin = cp.RawKernel(SPIN, "spin")
     start, stop, out = cp.cuda.Event(), cp.cuda.Event(), []
@@ -26,7 +32,7 @@ def frame_us(renderer, reps: int = 30) -> float:
         start.record(); renderer.render(); stop.record()
         stop.synchronize()
         out.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
-    return statistics.median(out)
+    return out
 
 
 def main():

@@ -2,42 +2,36 @@
 variants, all loaded side by side for one scene and size, and timed in interleaved rounds
 (GPU time of one frame's graph, queued behind a busy-wait so no host gap is measured).
 
-A variant is data: {"tuning": {...}} (TUNABLE overrides), {"choices": {...}} (the renderer's
-path choices: binned, sparse, front), {"source": [[old, new], ...]} (a text edit of the kernel
-sources, for what is not a compile option).
+A variant is data: {"tuning": {...}} (TUNABLE overrides), {"constants": {...}} (fixed constants
+of constants.py, for the plan and as compile options), {"choices": {...}} (the renderer's path
+choices: binned, sparse, front), {"source": [[old, new], ...]} (a text edit of the kernel
+sources). The record H100-knobs-6b626fd.json also holds the tile-order questions, asked at
+6b626fd of TILE_ORDER 2 and ROW_ORDER_MIN_PX, which were dropped after it.
+
+    PYTHONPATH=. python -m benchmarks knobs [-o record.json] [--only SUBSTRING ...]
 """
 from __future__ import annotations
 
 import statistics
 
-from pathlib import Path
-
-import numpy as np
-
-PROBE = Path(__file__).resolve().parent / "kernels" / "probe.cu"     # spin: a busy-wait
+from frame_gpu import frame_times     # noqa: E402  (benchmarks/ is on the path: run as a script)
 
 # question -> (scene, size) cases, and variants (the first is the baseline)
 QUESTIONS = {
-    "TILE_ORDER 2 (rings from the border in) vs 1": {
-        "cases": [("rand10k", 1024), ("biglittle", 1024), ("littlebig", 1024), ("rand1M", 1024)],
-        "variants": {"1": {}, "2": {"tuning": {"TILE_ORDER": 2}}, "0 (rows)": {"tuning": {"TILE_ORDER": 0}}}},
-    "ROW_ORDER_MIN_PX (rows at 4096) vs ring first": {
-        "cases": [("rand1M", 4096), ("rand100k", 4096), ("snowsingle", 4096), ("rand1M", 2048)],
-        "variants": {"rows (plan)": {}, "ring first": {"tuning": {"TILE_ORDER": 1}}}},
     "BLEND_CHECK 4 vs 1 / never": {
         "cases": [("rand10k", 1024), ("rand100k", 1024), ("rand1M", 1024), ("biglittle", 1024),
                   ("littlebig", 1024), ("rand1M", 4096)],
-        "variants": {"4": {}, "1": {"tuning": {"BLEND_CHECK": 1}}, "never": {"tuning": {"BLEND_CHECK": 1 << 20}}}},
+        "variants": {"4": {}, "1": {"constants": {"BLEND_CHECK": 1}}, "never": {"constants": {"BLEND_CHECK": 1 << 20}}}},
     "FAST_MIN_BLOCKS 4 vs no bound": {
         "cases": [("rand10k", 1024), ("rand1M", 1024), ("biglittle", 1024), ("snowsingle", 1024), ("rand1M", 4096)],
-        "variants": {"4": {}, "1 (no bound)": {"tuning": {"FAST_MIN_BLOCKS": 1}}, "3": {"tuning": {"FAST_MIN_BLOCKS": 3}}}},
+        "variants": {"4": {}, "1 (no bound)": {"constants": {"FAST_MIN_BLOCKS": 1}}, "3": {"constants": {"FAST_MIN_BLOCKS": 3}}}},
     "BIN_TARGET_BLOCKS 1024 vs 256 / 4096": {
         "cases": [("rand100k", 1024), ("rand1M", 1024), ("snowsingle", 1024), ("rand1M", 4096), ("snowsingle", 4096)],
-        "variants": {"1024": {}, "256": {"tuning": {"BIN_TARGET_BLOCKS": 256}},
-                     "4096": {"tuning": {"BIN_TARGET_BLOCKS": 4096}}}},
+        "variants": {"1024": {}, "256": {"constants": {"BIN_TARGET_BLOCKS": 256}},
+                     "4096": {"constants": {"BIN_TARGET_BLOCKS": 4096}}}},
     "SPARSE_AHEAD 6 vs 1": {
         "cases": [("micro2M", 1024), ("micro2M", 2048)],
-        "variants": {"6": {}, "1": {"tuning": {"SPARSE_AHEAD": 1}}, "2": {"tuning": {"SPARSE_AHEAD": 2}}}},
+        "variants": {"6": {}, "1": {"constants": {"SPARSE_AHEAD": 1}}, "2": {"constants": {"SPARSE_AHEAD": 2}}}},
     "sparse path (global counting past 2048 px) vs binned": {
         "cases": [("micro2M", 4096), ("micro2M", 3072), ("micro2M", 2048)],
         "variants": {"sparse (plan)": {}, "binned": {"choices": {"sparse": False}}}},
@@ -49,17 +43,18 @@ QUESTIONS = {
 PLAIN_STORE = "template <class P, class V> __device__ __forceinline__ void plain_store(P p, V v) { *p = v; }\n"
 
 
-def _spin():
-    from circle_render.cuda.module import load_module
-    return load_module(PROBE).get_function("spin")
-
-
 def _load(scene, size, variant):
     """A FastCudaRenderer of the variant, loaded (its kernels compiled from edited sources)."""
+    from circle_render import constants
     from circle_render.cuda import module
     from circle_render.cuda.fast import FastCudaRenderer
-    edits = variant.get("source")
-    original = module.kernel_source
+    edits, fixed = variant.get("source"), variant.get("constants", {})
+    original, options, saved = module.kernel_source, module.compile_options, {k: getattr(constants, k) for k in fixed}
+    if fixed:
+        for k, v in fixed.items():
+            setattr(constants, k, v)
+        module.compile_options = lambda extra=None: options({**fixed, **(extra or {})})
+        module._modules.clear()
     if edits:
         def edited(name):
             text = original(name)
@@ -72,29 +67,18 @@ def _load(scene, size, variant):
         r = FastCudaRenderer(tuning=variant.get("tuning"), **variant.get("choices", {}))
         r.load(scene, size, size)
     finally:
-        module.kernel_source = original
-        if edits:
+        module.kernel_source, module.compile_options = original, options
+        for k, v in saved.items():
+            setattr(constants, k, v)
+        if edits or fixed:
             module._modules.clear()
     r.clear(); r.advance(); r.render(); r.synchronize()
     return r
 
 
-def frame_gpu_us(r, spin, reps):
-    """GPU microseconds of ``render()`` (after a clear), each queued behind a busy-wait."""
-    import cupy as cp
-    start, stop, out = cp.cuda.Event(), cp.cuda.Event(), []
-    for _ in range(reps):
-        r.clear()
-        spin((1,), (1,), (np.int64(200_000),))
-        start.record(); r.render(); stop.record()
-        stop.synchronize()
-        out.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
-    return out
-
-
 def run(questions=None, rounds=7, reps=9, progress=print) -> dict:
     from circle_render.scenes import make_scene
-    spin, scenes, record = _spin(), {}, {}
+    scenes, record = {}, {}
     for q, spec in QUESTIONS.items():
         if questions and not any(s in q for s in questions):
             continue
@@ -105,7 +89,7 @@ def run(questions=None, rounds=7, reps=9, progress=print) -> dict:
             samples = {v: [] for v in rs}
             for _ in range(rounds):
                 for v, r in rs.items():
-                    samples[v] += frame_gpu_us(r, spin, reps)
+                    samples[v] += frame_times(r, reps)
             med = {v: statistics.median(s) for v, s in samples.items()}
             base = next(iter(med.values()))
             record[q][f"{name} {size}"] = {v: {"us": round(m, 2), "vs_baseline": round(m / base, 4)}
