@@ -152,7 +152,8 @@ __device__ __forceinline__ bool blend_step_snow(Stage<true>& stage, float px, co
 // hits are blended branch-free (predicated), so the pixels are independent chains; alpha is .5,
 // so T stays a power of two and every T update is exact.
 __device__ __forceinline__ void blend_partial_hits(const float4 (&partial)[3][32], int partials, bool runs, float px,
-                                                   const float (&py)[PIXELS], float3 (&acc)[PIXELS], float (&T)[PIXELS]) {
+                                                   const float (&py)[PIXELS], float3 (&acc)[PIXELS],
+                                                   float (&T)[PIXELS]) {
     for (int k = 0; k < partials; ++k) {
         if (runs) blend_run(acc, T, partial[PARTIAL_RUN][k]);    // the run just before it
         const float4 cj = partial[PARTIAL_CIRCLE][k];
@@ -209,7 +210,8 @@ __device__ __forceinline__ bool blend_step_flat(Stage<false>& stage, float px, c
             partial[PARTIAL_CIRCLE][rank] = stage.circle[at];
             partial[PARTIAL_COLOR][rank] = stage.color[at];
         }
-        const Run run = fold_runs(full_mask, partial_mask, full, full ? stage.color[at] : make_float4(0.f, 0.f, 0.f, 0.f));
+        const Run run = fold_runs(full_mask, partial_mask, full,
+                                  full ? stage.color[at] : make_float4(0.f, 0.f, 0.f, 0.f));
         if ((near && !full) || lane == 31)
             partial[PARTIAL_RUN][rank] = make_float4(run.color.x, run.color.y, run.color.z, run.T);
         __syncwarp();
