@@ -22,17 +22,17 @@ def frame_us(renderer, reps: int = 30) -> float:
 
 
 def frame_times(renderer, reps: int = 30) -> list[float]:
-    """GPU microseconds of ``reps`` frames: render() after a clear, queued behind a busy-wait."""
+    """GPU microseconds of ``reps`` frames: render() after a clear, queued behind a busy-wait
+    (the package's one event timer, timing/bench.py event_times)."""
     import cupy as cp
+
+    from circle_render.timing.bench import event_times
     spin = cp.RawKernel(SPIN, "spin")
-    start, stop, out = cp.cuda.Event(), cp.cuda.Event(), []
-    for _ in range(reps):
+
+    def before():
         renderer.clear()
         spin((1,), (1,), (np.int64(200_000),))
-        start.record(); renderer.render(); stop.record()
-        stop.synchronize()
-        out.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
-    return out
+    return [ms * 1e3 for ms in event_times(renderer.render, reps, before=before, idle=False)]
 
 
 def main():
