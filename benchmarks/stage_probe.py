@@ -10,8 +10,11 @@ import argparse
 import json
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
+
+PROBE = Path(__file__).resolve().parent / "kernels" / "probe.cu"     # spin: a busy-wait
 
 DEFAULT_VARIANTS = [{}]
 SCENES = "rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle"
@@ -22,7 +25,7 @@ def kernel_times(renderer, reps=15):
     import cupy as cp
 
     from circle_render.cuda.module import load_module
-    spin = load_module("probe.cu").get_function("spin")
+    spin = load_module(PROBE).get_function("spin")
     launches = renderer.kernel_launches()
     events = [cp.cuda.Event() for _ in range(len(launches) + 1)]
     issue, times = [], {name: [] for name, _ in launches}
@@ -47,7 +50,7 @@ def launch_costs(reps=200):
     import cupy as cp
 
     from circle_render.cuda.module import Launch, load_module
-    tiny = Launch(load_module("probe.cu").get_function("spin"), (1,), (1,), (np.int64(0),))
+    tiny = Launch(load_module(PROBE).get_function("spin"), (1,), (1,), (np.int64(0),))
     sync = cp.cuda.runtime.deviceSynchronize
     alone, with_sync = [], []
     for _ in range(reps):

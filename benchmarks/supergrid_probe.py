@@ -46,44 +46,42 @@ def main():
     ap.add_argument("--variants", default='[{}]', help="JSON list of extra compile defines")
     ap.add_argument("-o", "--output")
     a = ap.parse_args()
+    import dataclasses
+
     import cupy as cp
 
-    from circle_render.constants import BLOCK_THREADS, DRAW_ALL, DRAW_FRONT
-    from circle_render.cuda.fast import FastCudaRenderer
-    from circle_render.cuda.module import Launch, load_module
+    from circle_render.constants import DRAW_ALL, DRAW_FRONT
+    from circle_render.cuda.fast import FastCudaRenderer, Kernels, SupertileLists, draw_tiles
     from circle_render.cuda.plan import supertile_px
     from circle_render.scenes import make_scene
-    i32 = np.int32
     scene = make_scene(a.scene)
     W = H = a.size
     base = FastCudaRenderer()
     base.load(scene, W, H)
     base.clear(); base.render(); base.synchronize()
     want = base.get_image()
-    p = base.plan
-    front = p.front or p.n          # the circles the first draw takes (all, without a front layer)
-    first = p.n - front
-    layer = DRAW_FRONT if p.front else DRAW_ALL
-    kernel = "render_fast_snow" if scene.shading == "snow" else "render_fast"
+    p, state = base.plan, base.state
+    layer = state.front or state.all        # the circles the first draw takes
+    mode = DRAW_FRONT if p.front else DRAW_ALL
+    first = p.n - layer.count
     pos, rad = scene.position[first:], scene.radius[first:]
-    circles, colors = base.state.circles[first:], base.state.colors[first:]
-    out = {"scene": a.scene, "size": a.size, "front": int(front), "path": p.path, "runs": []}
+    out = {"scene": a.scene, "size": a.size, "front": int(layer.count), "path": p.path, "runs": []}
     for g in map(int, a.grids.split(",")):
         spx = supertile_px(W, H, p.tile, g)
         entries, starts = host_lists(pos, rad, W, H, p.tile, spx, g)
-        lst, st = cp.asarray(entries), cp.asarray(starts)
-        deferred = cp.zeros(2 + p.tiles[0] * p.tiles[1], dtype=np.int32)
+        lists = SupertileLists(counts=None, warp_offsets=None, totals=None, starts=cp.asarray(starts),
+                               entries=cp.asarray(entries), deferred=cp.zeros(2 + p.tiles[0] * p.tiles[1], np.int32))
         for variant in json.loads(a.variants):
-            defines = p.defines | {"SUPER_GRID": g} | variant
-            draw = load_module("draw.cu", defines, fmad=True).get_function(kernel)
-            launch = Launch(draw, p.tiles, (BLOCK_THREADS,), (
-                circles, colors, i32(front), lst, st, i32(len(entries)), i32(spx // p.tile), i32(1),
-                base.image.pixels, base.image.rows, i32(1), i32(W), i32(H), deferred, i32(layer)))
+            plan = dataclasses.replace(p, super_grid=g, super_px=spx, capacity=len(entries),
+                                       tuning=p.tuning | {"SUPER_GRID": g} | variant)
+            kernels = Kernels(plan)
+            draw_tiles(kernels, layer, lists, state.image, cleared=True, mode=mode)    # compiled, warmed
+            launch = kernels.launched[-1][1]
             us = time_launch(launch)
             got = base.get_image()
             diff = float(np.abs(got - want)[..., :3].max())      # alpha follows the rounds
             run = {"grid": g, "super_px": spx, "entries": len(entries), "variant": variant,
-                   "render_fast_us": us, "deferred": int(deferred[0].get()), "max_diff": diff}
+                   "render_fast_us": us, "deferred": int(lists.deferred[0].get()), "max_diff": diff}
             out["runs"].append(run)
             print(json.dumps(run), flush=True)
     if a.output:

@@ -32,7 +32,7 @@ TILE_SIZE = 16                       # tiles are TILE_SIZE x TILE_SIZE pixels, o
 BLOCK_THREADS = TILE_SIZE * TILE_SIZE
 SCAN_BLOCK = 1024                    # threads per block of the renderer's one-block scans
 
-# The standalone primitives (renderer/primitives.py, kernels/scan.cu, kernels/saxpy.cu)
+# The standalone primitives (cuda/primitives.py, kernels/scan.cu, kernels/saxpy.cu)
 SCAN_THREADS = 256                   # threads per block of the device-wide scan, each taking
 SCAN_ITEMS = 32                      # this many consecutive ints (a multiple of 4: int4 loads);
                                      # fastest of 6 shapes at 40M with the swizzled stage
@@ -42,7 +42,9 @@ SAXPY_BLOCKS_PER_SM = 32             # saxpy's grid: this many blocks per SM, gr
 CLEAR_THREADS = 256                  # threads per block of clear_image (a block per row segment)
 ANIMATE_THREADS = 256                # threads per block of the animation steps (one per circle)
 
-# The fast renderer (renderer/cuda_fast.py, kernels/render_fast.cu)
+# The fast renderer (cuda/fast.py, cuda/plan.py, kernels/bin.cu, draw.cu, sparse_*.cu). Those the
+# plan varies per scene are TUNABLE (cuda/plan.py); the rest are plain constants, each kept by a
+# same-call A/B (benchmarks/results/H100-knobs-*.json, docs/perf-notes.md)
 FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixels, one block of
                                      # BLOCK_THREADS threads each (FAST_TILE^2 / BLOCK_THREADS
                                      # pixels per thread), SPARSE_TILE on the sparse path. Small
@@ -63,7 +65,8 @@ BIN_COUNTS = 1 << 18                 # binning chunks are made larger where supe
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *
 BIN_MAX_ITEMS = 16                   # BIN_THREADS) circles, at most BIN_MAX_ITEMS (the counts
-                                     # matrix has SUPER_GRID^2 rows, one column per block)
+                                     # matrix has SUPER_GRID^2 rows, one column per block); 256 and
+                                     # 4096 blocks measured within 3%
 CULL_ITEMS = 2                       # circles each thread tests per step of a tile's walk, in
                                      # binned scenes (their lists hold few misses) and at most on
                                      # tiles smaller than FAST_TILE (a pixel a thread) ...
@@ -73,14 +76,8 @@ CULL_ITEMS_LARGE = 3                 # ... or this for circles above LARGE_CIRCL
                                      # us, 32.1 at 2, 33.5 at 4); never more than a scene's
                                      # circles need (rgb: 1, 9.2 us against 9.6 at 2)
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
-FAST_MIN_BLOCKS = 4                  # render_fast's blocks an SM at least (4: 64 registers, 5: 48
-                                     # spill a little)
-TILE_ORDER = 1                       # 1: blocks draw the image's border ring of tiles first (the
-                                     # longest walks are there), 2: ring by ring from the border in
-                                     # (measured slower for rand10k), 0: row by row ...
-ROW_ORDER_MIN_PX = 4096              # ... which binned images of at least this many pixels a side
-                                     # take (rand1M 263.9 -> 258.6 us, snowsingle 554.7 -> 545.2,
-                                     # rand100k 152.8 -> 150.4 at 4096; at 1024 rand1M lost 2.8 us)
+FAST_MIN_BLOCKS = 4                  # render_fast's blocks an SM at least (64 registers): without
+                                     # the bound rand10k 1.51x, 3: 1.13x slower
 SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
                                      # circles a pixel (sum of areas / image) draw sparse: no
                                      # pixel saturates, so every circle is drawn, in order per tile
@@ -94,12 +91,11 @@ SPARSE_BIN_THREADS = 1024            # threads per block of the sparse binning k
 SPARSE_SORT_BYTES = 110 * 1024       # sparse_sort's shared memory (two blocks an SM): its
                                      # counters, its chunk's offsets and, if they fit, its
                                      # chunk's entries, written out whole (else one by one)
-SPARSE_GROUP_TILES = 32              # tiles whose list starts a warp of sparse_scan_chunks finds
+SPARSE_GROUP_TILES = 32              # tiles whose counts a warp of sparse_scan_in_groups scans
 SPARSE_AHEAD = 6                     # entries of its tile's segment of a chunk that a thread of
                                      # render_sparse loads before the block scans the segments
-                                     # (micro2M's hold 2 to 3 at 1024; its draw 146.4 us at 2, 145.2
-                                     # at 4, 143.1 at 6, 144.0 at 8); longer ones, the thread or
-                                     # its warp copies after the scan
+                                     # (micro2M's hold 2 to 3 at 1024; 1 ahead: 1.08x slower);
+                                     # longer ones, the thread or its warp copies after the scan
 SPARSE_STAGE = 768                   # circles render_sparse stages in shared memory at a time
                                      # (flat; snow two thirds): micro2M's tiles hold about 620
 SPARSE_BITS = 1                      # render_sparse orders each pixel's circles by bit masks (1)
@@ -113,7 +109,8 @@ SPARSE_BITS_MAX_PX = 1.5             # pixel bits for circles of at most this me
 SPARSE_SHARED = 1                    # shared (1) or global (0) counting (the plan's choice,
                                      # cuda/plan.py): the default for sparse.cu compiled on its own
 BLEND_CHECK = 4                      # a warp checks whether its pixels are all finished every
-                                     # this many hits that only partly cover its sub-tile
+                                     # this many hits that only partly cover its sub-tile (every
+                                     # hit: littlebig 1.06x slower; never: rand1M 4096 1.06x)
 REACH_MARGIN = f32(1.0001)           # a circle reaches a rectangle of pixel centres when its
                                      # distance is within r^2 * this (rounding margin)
 T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
@@ -124,6 +121,8 @@ FRONT_DEPTH = 128                    # flat binned scenes deeper than twice this
                                      # 16% at 1024, 22% at 4096); tiles that this front layer
                                      # leaves unfinished are drawn again from every circle
                                      # (DRAW_BACK). 100 saved 3 us more and left 1.07x to spare.
+SNOW_SCENE = 0                       # render_fast and render_sparse are compiled per shading: 1 for
+                                     # snow (the plan sets it), 0 for flat
 DRAW_ALL, DRAW_FRONT, DRAW_BACK = 0, 1, 2    # render_fast's layers: every circle; the front
                                      # layer, deferring unfinished tiles; the deferred tiles again
 
@@ -141,10 +140,10 @@ DERIVED = {
 }
 # What every kernel module is compiled with (as -D macros), before overrides and DERIVED.
 SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "MAX_SUPER_GRID", "BIN_THREADS", "BIN_MAX_ITEMS", "CULL_ITEMS",
-          "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS", "TILE_ORDER",
+          "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS",
           "FAST_MIN_BLOCKS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
           "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_SHARED", "SPARSE_AHEAD",
-          "SPARSE_BITS", "T_EPS", "REACH_MARGIN", "DRAW_ALL", "DRAW_FRONT", "DRAW_BACK",
+          "SPARSE_BITS", "SNOW_SCENE", "T_EPS", "REACH_MARGIN", "DRAW_ALL", "DRAW_FRONT", "DRAW_BACK",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
           "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",
           "BALL_GRAVITY", "BALL_BOUNCE", "BALL_STOP_EPS", "SPARK_RANGE", "SNOW_GRAVITY", "SNOW_DRAG",

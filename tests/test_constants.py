@@ -36,7 +36,7 @@ def test_no_kernel_redefines_a_shared_constant(path):
 @pytest.mark.parametrize("name,files", [
     ("FLAT_ALPHA", ["walk.cuh", "shade.cuh"]), ("PIXEL_CENTRE", ["shade.cuh"]), ("DT", ["animate.cu"]),
     ("SNOW_RESPAWN_Y", ["animate.cu"]), ("SUPERTILES", ["bin.cu", "draw.cu"]),
-    ("BIN_WARPS", ["bin.cu"]), ("TILE_ITEMS", ["scan.cu"]), ("SPARSE_MIN_BLOCKS", ["sparse.cu"]),
+    ("BIN_WARPS", ["bin.cu"]), ("TILE_ITEMS", ["scan.cu"]), ("SPARSE_MIN_BLOCKS", ["sparse_draw.cu"]),
     ("SNOW_RAMP_LAST", ["shade.cuh"]), ("REACH_MARGIN", ["tiles.cuh"])])
 def test_kernels_use_the_shared_names(name, files):
     for f in files:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from circle_render import constants as c
-from circle_render.cuda.plan import mean_depth, plan_fast
+from circle_render.cuda.plan import front_layer, mean_depth, plan_fast
 from circle_render.scenes import make_scene
 
 
@@ -42,7 +42,7 @@ def test_plan_is_a_record_of_the_choices():
     assert p.defines["SUPER_GRID"] == 4                    # the plan's grid reaches the kernels
     assert p.stage_names == ("bin", "draw", "bin_back", "draw_back")      # a front layer
     assert p.chunks * p.chunk >= p.n > (p.chunks - 1) * p.chunk
-    assert "BIN_MIN_CIRCLES" not in p.defines and p.defines["FAST_TILE"] == 32
+    assert set(p.tuning) == {"SUPER_GRID", "CULL_ITEMS", "FAST_TILE", "SPARSE_BITS"} and p.defines["FAST_TILE"] == 32
     with pytest.raises(ValueError, match="not tunable"):
         plan_fast(make_scene("rgb"), 64, 64, {"TILE_SIZE": 8})
 
@@ -56,6 +56,6 @@ def test_front_layer_only_for_deep_flat_binned_scenes():
     assert p.front_chunks * per_chunk >= p.front > (p.front_chunks - 1) * per_chunk
     assert plan_fast(make_scene("snowsingle"), 1024, 1024).front == 0      # snow: alphas too small
     assert plan_fast(make_scene("micro2M"), 1024, 1024).front == 0         # sparse
-    assert plan_fast(make_scene("rand1M"), 1024, 1024, {"FRONT_DEPTH": 300}).front == 0   # not 2x deeper
+    assert front_layer(p.n, depth, 300) == 0 < front_layer(p.n, depth, 200)      # not 2x deeper
     assert plan_fast(make_scene("rand100k"), 64, 64, front=0).stage_names == ("bin", "draw")
     assert plan_fast(make_scene("rand100k"), 64, 64, front=10 ** 6).front == 100_000

@@ -43,7 +43,7 @@ def _fast_variants():
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("variant", _fast_variants())
-@pytest.mark.parametrize("name", ["bin.cu", "draw.cu", "sparse.cu"])
+@pytest.mark.parametrize("name", ["bin.cu", "draw.cu", "sparse_bin.cu", "sparse_draw.cu"])
 def test_fast_renderer_compiles_as_each_scene_uses_it(name, variant, tmp_path):
     # static_asserts (shared memory, ballot words) depend on the per-scene constants
     src = tmp_path / name

@@ -21,7 +21,7 @@ from circle_render.cpu.shading import circle_bounds
 from circle_render.cuda import plan as P
 from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.twins import bin as B
-from circle_render.twins import sparse as S
+from circle_render.twins import sparse_bin as S
 from circle_render.twins.tiles import pack_in_cell, tile_box, tile_order
 from circle_render.util import ceil_div
 
@@ -224,8 +224,8 @@ def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     # global counting: one chunk, tile-major, tile t's list at its group's start plus local[t]
     whole = S.sparse_count(touch, None)
     assert np.array_equal(whole, counts.sum(axis=0, keepdims=True))
-    totals, local, group_totals = S.sparse_scan_chunks(whole, group=8)
-    begin = S.list_starts(S.sparse_scan_tiles(group_totals), local, group=8)
+    totals, local, group_totals = S.sparse_scan_in_groups(whole, group=8)
+    begin = S.list_starts(S.sparse_scan_groups(group_totals), local, group=8)
     assert np.array_equal(begin, np.concatenate([[0], np.cumsum(totals)]))
     entries = S.sparse_list(touch, None)
     lists = [entries[begin[t]:begin[t + 1]] for t in range(tiles)]
@@ -241,23 +241,10 @@ def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
 @pytest.mark.parametrize("tiles", [(1, 1), (2, 7), (5, 3), (32, 32), (33, 22), (512, 512)])
 def test_tile_order_draws_every_tile_once_border_first(tiles):
     w, h = tiles
-    for order in (0, 1, 2):
-        tx, ty = tile_order(w, h, order)
-        assert sorted(zip(tx.tolist(), ty.tolist())) == [(x, y) for x in range(w) for y in range(h)]
-        if order == 0:
-            assert (ty * w + tx == np.arange(w * h)).all()
-            continue
-        depth = np.minimum(np.minimum(tx, w - 1 - tx), np.minimum(ty, h - 1 - ty))   # ring of each tile
-        ring = 2 * (w + h) - 4 if min(w, h) > 2 else w * h       # the border comes first
-        assert (depth[:ring] == 0).all() and (depth[ring:] > 0).all()
-        if order == 2:                          # then ring by ring inwards
-            assert (np.diff(depth) >= 0).all()
-
-
-def test_large_binned_images_draw_their_tiles_row_by_row():
-    # measured at 4096 (constants.ROW_ORDER_MIN_PX): every binned scene as fast or faster row by
-    # row; at 1024, and for scenes that walk every circle, the border ring first stays faster
-    assert P.plan_fast(make_scene("rand1M"), 4096, 4096).tuning["TILE_ORDER"] == 0
-    assert P.plan_fast(make_scene("rand1M"), 1024, 1024).tuning["TILE_ORDER"] == 1
-    assert P.plan_fast(make_scene("rand10k"), 4096, 4096).tuning["TILE_ORDER"] == 1
-    assert P.plan_fast(make_scene("rand1M"), 4096, 4096, {"TILE_ORDER": 2}).tuning["TILE_ORDER"] == 2
+    tx, ty = tile_order(w, h)
+    assert sorted(zip(tx.tolist(), ty.tolist())) == [(x, y) for x in range(w) for y in range(h)]
+    depth = np.minimum(np.minimum(tx, w - 1 - tx), np.minimum(ty, h - 1 - ty))   # ring of each tile
+    ring = 2 * (w + h) - 4 if min(w, h) > 2 else w * h       # the border comes first
+    assert (depth[:ring] == 0).all() and (depth[ring:] > 0).all()
+    inside = ty[ring:] * w + tx[ring:]                       # then the rest row by row
+    assert (np.diff(inside) > 0).all()

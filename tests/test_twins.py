@@ -29,7 +29,7 @@ def test_every_kernel_has_a_twin_named_after_it(file):
 def test_the_kernel_list_is_complete():
     found = {f: _kernels(f) for f in kernel_files()}
     assert found["bin.cu"] == ["bin_count", "bin_scan", "bin_emit"]
-    assert found["sparse.cu"] == ["sparse_sort", "sparse_count", "sparse_scan_chunks", "sparse_scan_tiles",
-                                  "sparse_emit",
-                                  "pack_records", "render_sparse", "render_sparse_snow"]
-    assert found["draw.cu"] == ["render_fast", "render_fast_snow"]
+    assert found["sparse_bin.cu"] == ["sparse_sort", "sparse_count", "sparse_scan_in_groups", "sparse_scan_groups",
+                                      "sparse_emit", "pack_records"]
+    assert found["sparse_draw.cu"] == ["render_sparse"]
+    assert found["draw.cu"] == ["render_fast"]

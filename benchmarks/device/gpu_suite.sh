@@ -6,7 +6,7 @@ export PYTHONUNBUFFERED=1 CIRCLE_RENDER_CACHE=${CIRCLE_RENDER_CACHE:-/tmp/cr-cac
 i=0
 for k in "test_kernel_twins" "test_gpu_renderer and (1024 or largest or snow_at)" \
          "test_gpu_renderer and not (1024 or largest or snow_at)" "not (test_kernel_twins or test_gpu_renderer)"; do
-  timeout 400 python -m pytest -q -m gpu tests -k "$k" -p no:cacheprovider > /tmp/pytest_$i.log 2>&1 &
+  timeout ${SUITE_TIMEOUT:-400} python -m pytest -q -m gpu tests -k "$k" -p no:cacheprovider > /tmp/pytest_$i.log 2>&1 &
   i=$((i+1))
 done
 wait

@@ -201,7 +201,7 @@ def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
 
 
 class CpuRenderer:
-    """The reference renderer behind the common renderer interface (renderer/base.py)."""
+    """The reference renderer behind the common renderer interface (circle_render/interface.py)."""
 
     name = "cpu"
 

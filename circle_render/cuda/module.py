@@ -141,14 +141,24 @@ class Graph:
     launch (benchmarks/launch_overhead.py)."""
 
     def __init__(self, launches):
-        import cupy
         self.launches = tuple(launches)
+        self._capture(lambda: [launch() for launch in self.launches])
+
+    @classmethod
+    def capture(cls, issue) -> "Graph":
+        """The graph of the kernels that ``issue()`` launches (on the current stream)."""
+        graph = cls.__new__(cls)
+        graph.launches = ()
+        graph._capture(issue)
+        return graph
+
+    def _capture(self, issue) -> None:
+        import cupy
         capture = cupy.cuda.Stream(non_blocking=True)   # the legacy stream cannot capture
         with capture:
             capture.begin_capture()
             try:
-                for launch in self.launches:
-                    launch()
+                issue()
             finally:
                 graph = capture.end_capture()
         self._stream = cupy.cuda.get_current_stream()

@@ -8,9 +8,11 @@ Paths (``FastPlan.path``):
   first; the tiles those leave unfinished are drawn again from lists of every circle, which
   are made only then (kernels/draw.cu, DRAW_BACK);
 - ``sparse``: binned scenes with few circles over the average pixel (at most SPARSE_MAX_DEPTH):
-  per-tile lists in chunk order, each round put in circle order in shared memory (kernels/sparse.cu).
-Tile size, supertiles, cull step and list sizes follow from the scene's circles (circle_render/constants.py
-says what was measured); ``overrides`` replace any TUNABLE constant.
+  per-tile lists in chunk order (kernels/sparse_bin.cu), each round put in circle order in shared
+  memory (kernels/sparse_draw.cu).
+Tile size, supertiles, cull step, the sparse blend and list sizes follow from the scene's circles
+(circle_render/constants.py says what was measured): those four are TUNABLE, which ``overrides``
+may replace (tests, benchmarks); every other constant is fixed.
 """
 from __future__ import annotations
 
@@ -22,10 +24,9 @@ from circle_render import constants
 from circle_render.scenes.scene import FLAT
 from circle_render.util import ceil_div
 
-TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "BIN_MIN_CIRCLES", "T_EPS", "TILE_ORDER",
-           "SPARSE_MAX_DEPTH", "FAST_MIN_BLOCKS", "FRONT_DEPTH", "BIN_TARGET_BLOCKS", "SPARSE_BITS",
-           "SPARSE_MIN_BLOCKS", "SPARSE_AHEAD")
-HOST_ONLY = ("BIN_MIN_CIRCLES", "SPARSE_MAX_DEPTH", "FRONT_DEPTH", "BIN_TARGET_BLOCKS")   # host choices, not compiled
+# What the plan varies per scene and size (each also accepted as an override); every other
+# constant is fixed (constants.py says what each was measured against).
+TUNABLE = ("SUPER_GRID", "CULL_ITEMS", "FAST_TILE", "SPARSE_BITS")
 STAGES = {"walk": ("draw",), "binned": ("bin", "draw"), "sparse": ("sparse_bin", "sparse_draw")}
 BACK_STAGES = ("bin_back", "draw_back")      # binned with a front layer: the deferred tiles
 
@@ -54,6 +55,7 @@ class FastPlan:
     front: int = 0               # circles of the front layer, the scene's last (binned; 0: none)
     front_items: int = 1         # circles per binning thread of the front layer
     front_chunks: int = 1        # binning blocks of the front layer
+    snow: bool = False           # snow shading (the draw kernels are compiled per shading)
     tuning: dict = field(default_factory=dict)   # every TUNABLE value, as chosen
 
     @property
@@ -64,8 +66,8 @@ class FastPlan:
     def defines(self) -> dict:
         """What the kernels are compiled with besides constants.py's values: the tuned values
         (host-only choices left out) and the sparse path's choices."""
-        return {k: v for k, v in self.tuning.items() if k not in HOST_ONLY} | {
-            "SPARSE_SHARED": int(self.sparse_shared)}
+        return dict(self.tuning) | {
+            "SPARSE_SHARED": int(self.sparse_shared), "SNOW_SCENE": int(self.snow)}
 
 
 def sparse_held(tiles: int) -> int:
@@ -157,9 +159,9 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
     overrides = check_overrides(overrides)
     t = {k: getattr(constants, k) for k in TUNABLE} | overrides
     n = scene.n
-    wants_binned = n >= t["BIN_MIN_CIRCLES"] if binned is None else binned
+    wants_binned = n >= constants.BIN_MIN_CIRCLES if binned is None else binned
     if sparse is None:
-        sparse = wants_binned and mean_depth(scene.radius) <= t["SPARSE_MAX_DEPTH"]
+        sparse = wants_binned and mean_depth(scene.radius) <= constants.SPARSE_MAX_DEPTH
     path = "sparse" if sparse else "binned" if wants_binned else "walk"
     mean_px = float(np.mean(scene.radius)) * max(width, height) if n else 0.0
     if "FAST_TILE" not in overrides and sparse:
@@ -172,14 +174,12 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
             items = min(items, constants.CULL_ITEMS)        # a pixel a thread: shorter steps
         t["CULL_ITEMS"] = max(1, min(items, ceil_div(n, constants.BLOCK_THREADS)))
     tile = t["FAST_TILE"]
-    if path == "binned" and max(width, height) >= constants.ROW_ORDER_MIN_PX and "TILE_ORDER" not in overrides:
-        t["TILE_ORDER"] = 0
     if path == "binned" and "SUPER_GRID" not in overrides:
         t["SUPER_GRID"] = super_grid(scene.radius, width, height, tile)
     grid = t["SUPER_GRID"]
     tiles = (ceil_div(width, tile), ceil_div(height, tile))
     super_px = supertile_px(width, height, tile, grid)
-    items = items_per_thread(n, t["BIN_TARGET_BLOCKS"], grid * grid)
+    items = items_per_thread(n, constants.BIN_TARGET_BLOCKS, grid * grid)
     chunk = constants.BIN_THREADS * items
     chunks = max(1, ceil_div(n, chunk)) if path == "binned" else 1
     if path == "binned":
@@ -191,9 +191,9 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
     if path != "binned" or scene.shading != FLAT:
         front = 0                                                 # snow: alphas too small to finish
     elif front is None:
-        front = front_layer(n, mean_depth(scene.radius), t["FRONT_DEPTH"])
+        front = front_layer(n, mean_depth(scene.radius), constants.FRONT_DEPTH)
     front = int(min(front, n))
-    front_items = items_per_thread(front, t["BIN_TARGET_BLOCKS"], grid * grid)
+    front_items = items_per_thread(front, constants.BIN_TARGET_BLOCKS, grid * grid)
     front_chunks = max(1, ceil_div(front, constants.BIN_THREADS * front_items))
     shared = tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES
     sparse_chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK)) if shared else 1
@@ -204,4 +204,5 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
                     sparse_blocks=sparse_chunks if shared else
                     max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
                     sparse_held=sparse_held(tiles[0] * tiles[1]) if shared else 0,
-                    front=front, front_items=front_items, front_chunks=front_chunks, tuning=t)
+                    front=front, front_items=front_items, front_chunks=front_chunks,
+                    snow=scene.shading != FLAT, tuning=t)

@@ -3,7 +3,7 @@
 ``ViewerState`` is the viewer without a window (scenes, renderer, keys, per-phase times) so
 that it can be tested and timed anywhere; ``run_viewer`` puts it in a window. Each frame does
 clear, advance, render (each timed with a synchronize, as the course does), converts the image
-to 8-bit RGBA on the device that rendered it (renderer/display.py), uploads it into one
+to 8-bit RGBA on the device that rendered it (display/rgba8.py), uploads it into one
 texture allocated once, and draws it scaled to the window with its aspect kept.
 pyglet is imported only here, and only when a window is opened.
 """

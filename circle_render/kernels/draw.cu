@@ -1,7 +1,7 @@
 // The fast renderer's draw stage ("draw"): one block per tile walks its supertile's list
 // (kernels/bin.cu) or every circle (walk.cuh), or for deep flat scenes first the front layer's
-// lists and then, from every circle, only the tiles that layer left unfinished. NumPy twin:
-// circle_render/twins/draw.py.
+// lists and then, from every circle, only the tiles that layer left unfinished. Compiled once
+// per shading (SNOW_SCENE). NumPy twin: circle_render/twins/draw.py.
 #include "walk.cuh"
 
 // One tile: its supertile's list when binned and the lists are within capacity, otherwise every
@@ -30,19 +30,26 @@ __device__ __forceinline__ bool draw_tile(
 }
 
 // layer DRAW_ALL: one block per tile (tile_of_block). DRAW_FRONT: the circles given are the
-// scene's last ones; a tile they leave unfinished is not drawn but listed in `deferred`
-// (deferred[0] tiles, from deferred[2] as tx | ty << 16). DRAW_BACK: a grid of a few blocks a
-// SM takes the deferred tiles, from every circle; with none it returns at once, else the last
-// block to finish zeroes the count and its own counter deferred[1] for the next frame. At least
-// FAST_MIN_BLOCKS blocks an SM (4: 64 registers).
-template <bool SNOW>
-__device__ __forceinline__ void render_fast_body(
-        const float4* __restrict__ circles, const float* __restrict__ colors, int n,
-        const uint2* __restrict__ list, const int* __restrict__ starts, int capacity,
-        int tiles_per_super, int binned, float4* __restrict__ image,
-        const float4* __restrict__ rows, int cleared, int width, int height,
-        int* __restrict__ deferred, int layer) {
-    PROFILE_START
+// scene's last ones; a tile they leave unfinished is not drawn but listed in `deferred`.
+// DRAW_BACK: a grid of a few blocks a SM takes the deferred tiles, from every circle; with none
+// it returns at once, else the last block to finish zeroes the count and its own counter
+// deferred[1] for the next frame. At least FAST_MIN_BLOCKS blocks an SM (64 registers).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FAST_MIN_BLOCKS)
+render_fast(const float4* __restrict__ circles,   // (n,) x, y, z, r
+            const float* __restrict__ colors,     // (n, 3)
+            int n,
+            const uint2* __restrict__ list,       // (capacity,) (circle index, packed tile box), bin.cu
+            const int* __restrict__ starts,       // (SUPERTILES + 1,) where each list starts; then all
+            int capacity,                         // entries list holds (more: walk every circle)
+            int tiles_per_super,                  // supertile side in tiles, a power of two
+            int binned,                           // 1: walk the lists, 0: every circle
+            float4* __restrict__ image,           // (height, width) RGBA
+            const float4* __restrict__ rows,      // (height,) each row's clear colour
+            int cleared,                          // 1: draw over rows, not over image
+            int width, int height,
+            int* __restrict__ deferred,           // (2 + tiles,) [open tiles, back blocks done, tile ids]
+            int layer) {                          // DRAW_ALL, DRAW_FRONT or DRAW_BACK
+    constexpr bool SNOW = SNOW_SCENE != 0;
     const bool back = layer == DRAW_BACK;
     const int count = back ? deferred[0] : 1;
     if (count == 0) return;
@@ -67,20 +74,4 @@ __device__ __forceinline__ void render_fast_body(
             deferred[1] = 0;
         }
     }
-    PROFILE_END
 }
-
-#define RENDER_FAST_PARAMS                                                                     \
-    const float4* __restrict__ circles, const float* __restrict__ colors, int n,              \
-    const uint2* __restrict__ list, const int* __restrict__ starts, int capacity,             \
-    int tiles_per_super, int binned, float4* __restrict__ image,                              \
-    const float4* __restrict__ rows, int cleared, int width, int height,                      \
-    int* __restrict__ deferred, int layer
-#define RENDER_FAST_ARGS circles, colors, n, list, starts, capacity, tiles_per_super, binned, \
-    image, rows, cleared, width, height, deferred, layer
-
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FAST_MIN_BLOCKS)
-render_fast(RENDER_FAST_PARAMS) { render_fast_body<false>(RENDER_FAST_ARGS); }
-
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, FAST_MIN_BLOCKS)
-render_fast_snow(RENDER_FAST_PARAMS) { render_fast_body<true>(RENDER_FAST_ARGS); }

@@ -1,7 +1,7 @@
 // out = a * x + y on float32, as four-float vectors (streaming loads and stores: every
 // byte is touched once). x, y and out are 16-byte aligned; the last n % 4 elements are
 // done one by one.
-// SAXPY_THREADS comes from renderer/constants.py (-D).
+// SAXPY_THREADS comes from circle_render/constants.py (-D).
 
 extern "C" __global__ void __launch_bounds__(SAXPY_THREADS)
 saxpy_f32(long long n, float a, const float* __restrict__ x, const float* __restrict__ y,

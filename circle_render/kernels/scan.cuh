@@ -1,8 +1,8 @@
 // Scans of one value per thread: warp-wide inclusive (shuffles), and block-wide exclusive (each
 // warp's, then the warp totals scanned through shared memory). Used by the tiled renderer's
-// cull, the fast renderer's list scans (bin_scan, tile_scan) and staged hits, and scan.cu. T is
-// any integer type (a 64-bit one can carry several small counts in bit fields: they add
-// independently as long as no field overflows).
+// cull, the fast renderer's list scans (bin_scan, sparse_sort, sparse_scan_groups) and staged
+// hits, and scan.cu. T is any integer type (a 64-bit one can carry several small counts in bit
+// fields: they add independently as long as no field overflows).
 #pragma once
 
 // The thread's place in its block. The project's kernels are 1D; helpers.cuh (the assignment's

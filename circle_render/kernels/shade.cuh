@@ -1,4 +1,4 @@
-// Coverage, snow shading and blending: the CUDA twin of renderer/shading.py.
+// Coverage, snow shading and blending: the CUDA twin of circle_render/cpu/shading.py.
 // The tiled renderer is compiled with --fmad=false, so each line rounds exactly as the NumPy
 // reference does. The coverage test is exact under any flags (the fast renderer allows FMA).
 #pragma once

@@ -57,26 +57,18 @@ __device__ __forceinline__ int2 div_mod(int b, int d) {
     return make_int2(q, r);
 }
 
-// Which tile block b draws. TILE_ORDER 1 starts the image's border ring first, 2 goes ring by
-// ring from the border in: coverage thins out towards the border, so that is where walks are
-// longest (benchmarks/block_profile.py), and a long walk that starts in the last wave sets
-// the kernel's time. Within a ring: top row, bottom row, left column, right column. NumPy
-// twin: circle_render/twins/tiles.py, tile_order.
+// Which tile block b draws: the image's border ring first (top row, bottom row, left column,
+// right column), then the rest row by row. Coverage thins out towards the border, so that is
+// where walks are longest, and a long walk that starts in the last wave sets the kernel's time.
+// NumPy twin: circle_render/twins/tiles.py, tile_order.
 __device__ __forceinline__ int2 tile_of_block() {
-    const int gx = gridDim.x, gy = gridDim.y;
-    int b = blockIdx.y * gx + blockIdx.x;
-    if (TILE_ORDER == 0) return make_int2(blockIdx.x, blockIdx.y);
-    int r = 0, w = gx, h = gy;          // ring r: the border of a w x h grid at (r, r)
-    for (; TILE_ORDER == 2 && w > 2 && h > 2 && b >= 2 * (w + h) - 4; ++r, w -= 2, h -= 2)
-        b -= 2 * (w + h) - 4;
-    if (w <= 2 || h <= 2) {
-        const int2 qr = div_mod(b, w);
-        return make_int2(r + qr.y, r + qr.x);
-    }
-    if (b < w) return make_int2(r + b, r);
-    if ((b -= w) < w) return make_int2(r + b, r + h - 1);
-    if ((b -= w) < h - 2) return make_int2(r, r + 1 + b);
-    if ((b -= h - 2) < h - 2) return make_int2(r + w - 1, r + 1 + b);
+    const int w = gridDim.x, h = gridDim.y;
+    int b = blockIdx.y * w + blockIdx.x;
+    if (w <= 2 || h <= 2) return make_int2(blockIdx.x, blockIdx.y);
+    if (b < w) return make_int2(b, 0);
+    if ((b -= w) < w) return make_int2(b, h - 1);
+    if ((b -= w) < h - 2) return make_int2(0, 1 + b);
+    if ((b -= h - 2) < h - 2) return make_int2(w - 1, 1 + b);
     const int2 qr = div_mod(b - (h - 2), w - 2);
-    return make_int2(r + 1 + qr.y, r + 1 + qr.x);
+    return make_int2(1 + qr.y, 1 + qr.x);
 }

@@ -8,9 +8,7 @@
 // finished pixel would have added.
 #pragma once
 #include "shade.cuh"
-#include "scan.cuh"
-#include "tiles.cuh"
-#include "profile.cuh"
+#include "cull.cuh"
 
 constexpr int PIXELS = FAST_TILE * FAST_TILE / BLOCK_THREADS;
 // Each warp shades a SUB_W x SUB_H sub-tile: lane l takes column l % SUB_W and rows
@@ -20,43 +18,6 @@ static_assert(FAST_TILE % SUB_W == 0 && FAST_TILE % SUB_H == 0, "tiles split int
 static_assert(FAST_TILE * FAST_TILE % BLOCK_THREADS == 0, "a tile is whole pixels per thread");
 // The flat walk keeps T an exact power of two (folded runs, flat_alpha): alpha must be 1/2.
 static_assert(FLAT_ALPHA + FLAT_ALPHA == 1.f, "the flat walk relies on FLAT_ALPHA being 1/2");
-
-// A step culls STEP = CULL_ITEMS * BLOCK_THREADS entries: thread t's item m is entry
-// k = top - 1 - (m * BLOCK_THREADS + t) (coalesced), so place m * BLOCK_THREADS + t in circle
-// order from the last one down. Each hit is staged in shared memory at its own place, and
-// each warp's ballot of item m says which of its 32 places hold one. After one barrier every
-// warp scans those ballots itself and finds the j-th hit's place by a binary search: no
-// compaction pass, no second barrier (hit_place).
-constexpr int STEP = CULL_ITEMS * BLOCK_THREADS;
-constexpr int WARPS = BLOCK_THREADS / 32;
-static_assert(1 <= CULL_ITEMS && CULL_ITEMS * WARPS <= 32, "one lane of a warp per ballot word");
-
-// What the cull needs of entry k: the list entry (index, packed box) as bits in x and y, or
-// the circle itself.
-template <bool LISTED>
-__device__ __forceinline__ float4 fetch_entry(const uint2* __restrict__ list,
-                                              const float4* __restrict__ circles, int k) {
-    if (!LISTED) return circles[k];
-    const uint2 e = list[k];
-    return make_float4(__uint_as_float(e.x), __uint_as_float(e.y), 0.f, 0.f);
-}
-
-// The staged hits of one step, by place: circles as (x, y, r^2, r); flat: colours times alpha
-// (r, g, b, 0), snow: (largest alpha, from the depth; 1 / r, 0, 0); and hits[m * WARPS + w]:
-// warp w's ballot of item m. Flat: partial[w] holds warp w's partial hits of its current 32,
-// in order: the circle, its colour and the run of full hits just before it (colour, T), so
-// that the loop over them reads shared memory at a running index (no shuffles, no bit scan).
-// The rectangles are read from shared memory where needed: held in registers through the walk
-// they cost eight (render_fast spilled with CULL_ITEMS 4).
-template <bool SNOW>
-struct Stage {
-    float4 circle[STEP];
-    float4 color[STEP];
-    unsigned hits[CULL_ITEMS * WARPS];
-    float4 partial[SNOW ? 1 : WARPS][3][32];
-    float4 rect[WARPS][2];    // warp w's: its sub-tile's pixel centres, the tile's (x0, x1, y0, y1)
-};
-enum { PARTIAL_CIRCLE, PARTIAL_COLOR, PARTIAL_RUN };
 
 // Snow shading (shade.cuh's snow_shade) from a staged circle: its largest alpha and 1 / r
 // computed once a step, the square root and the exponential by the fast hardware paths. The
@@ -70,80 +31,6 @@ __device__ __forceinline__ void snow_shade_staged(float d2, float4 extra, float&
     const float3 lo = snow_ramp(base), hi = snow_ramp(min(base + 1, SNOW_RAMP_LAST));
     col = make_float3(fmaf(w, hi.x - lo.x, lo.x), fmaf(w, hi.y - lo.y, lo.y), fmaf(w, hi.z - lo.z, lo.z));
     alpha = extra.x * __expf((-1.f * SNOW_FALLOFF * d) * d);
-}
-
-// Culls the step's entries against the tile (listed: the packed box holds the tile; not
-// listed: the circle reaches the tile's rectangle of pixel centres) and stages the hits.
-template <bool SNOW, bool LISTED>
-__device__ __forceinline__ void cull_step(
-        Stage<SNOW>& stage, const uint2* __restrict__ list,
-        const float4* __restrict__ circles, const float* __restrict__ colors, int top, int begin,
-        unsigned tile, float4 rect) {
-    float4 v[CULL_ITEMS];
-#pragma unroll
-    for (int m = 0; m < CULL_ITEMS; ++m) {
-        const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
-        if (k >= begin) v[m] = fetch_entry<LISTED>(list, circles, k);
-    }
-#pragma unroll
-    for (int m = 0; m < CULL_ITEMS; ++m) {
-        const int k = top - 1 - (m * BLOCK_THREADS + (int)threadIdx.x);
-        const bool hit = k >= begin && (LISTED ? box_has_tile(__float_as_uint(v[m].y), tile)
-                                               : reaches(v[m], rect.x, rect.y, rect.z, rect.w));
-        const unsigned ballot = __ballot_sync(FULL, hit);
-        if ((threadIdx.x & 31) == 0) stage.hits[m * WARPS + (threadIdx.x >> 5)] = ballot;
-        if (hit) {
-            const int i = LISTED ? (int)__float_as_uint(v[m].x) : k;
-            const float4 c = LISTED ? circles[i] : v[m];
-            const int place = m * BLOCK_THREADS + (int)threadIdx.x;
-            stage.circle[place] = make_float4(c.x, c.y, c.w * c.w, c.w);
-            if (SNOW) {
-                const float max_alpha = SNOW_MAX_ALPHA * fminf(fmaxf(SNOW_ALPHA_BASE + SNOW_ALPHA_DEPTH * (1.f - c.z),
-                                                                     0.f), 1.f);
-                stage.color[place] = make_float4(max_alpha, 1.f / c.w, 0.f, 0.f);
-            } else {
-                stage.color[place] = make_float4(FLAT_ALPHA * colors[3 * i], FLAT_ALPHA * colors[3 * i + 1],
-                                                 FLAT_ALPHA * colors[3 * i + 2], 0.f);
-            }
-        }
-    }
-}
-
-// The block's one stage, whichever walk_tile instance uses it.
-template <bool SNOW>
-__device__ __forceinline__ Stage<SNOW>& stage_memory() {
-    __shared__ Stage<SNOW> stage;
-    return stage;
-}
-
-// The staged hits in order, as every warp sees them: lane g holds ballot word g and `incl`,
-// the hits in words 0..g.
-struct StagedHits { unsigned word; int incl; };
-
-__device__ __forceinline__ StagedHits staged_hits(const unsigned* hits) {
-    const int lane = threadIdx.x & 31;
-    StagedHits h;
-    h.word = lane < CULL_ITEMS * WARPS ? hits[lane] : 0u;
-    h.incl = warp_inclusive_scan(__popc(h.word));
-    return h;
-}
-
-// Where ballot word g's 32 places start: word g is warp g % WARPS's ballot of item g / WARPS.
-__device__ __forceinline__ int word_base(int g) {
-    return g / WARPS * BLOCK_THREADS + g % WARPS * 32;
-}
-
-// The place of hit j (j < the hit count; every lane of the warp calls it, each with its j):
-// the word holding it by binary search over `incl`, then its bit within the word.
-__device__ __forceinline__ int hit_place(StagedHits h, int j) {
-    int g = 0;
-#pragma unroll
-    for (int s = 16; s; s >>= 1)
-        if (__shfl_sync(FULL, h.incl, g + s - 1) <= j) g += s;
-    unsigned word = __shfl_sync(FULL, h.word, g);
-    // its bit: words hold a hit or two a step, so dropping the lower ones beats __fns
-    for (int r = j - (__shfl_sync(FULL, h.incl, g) - __popc(word)); r > 0; --r) word &= word - 1u;
-    return word_base(g) + __ffs(word) - 1;
 }
 
 // Does a circle cover every pixel centre of [x0, x1] x [y0, y1] by the reference's test?
@@ -214,6 +101,128 @@ __device__ __forceinline__ bool any_open(const float (&T)[PIXELS]) {
     return open;
 }
 
+// The step functions below take a thread's pixels as separate arrays (px, py, acc, T, alpha_sum):
+// gathered into one struct they compiled to a slower walk (rand1M, rand10k 1.05x). The write-out
+// stays in walk_tile: as a function it compiled to more instructions at 3-4 items a step.
+
+// Snow, one step's staged hits, warp by warp, 32 at a time in order as the flat walk: the hits
+// that reach the warp's sub-tile, one after the other, each thread shading its pixels that the
+// circle covers and that are not yet finished (each pixel stops at T_EPS). Returns whether a
+// pixel of the warp is still open.
+__device__ __forceinline__ bool blend_step_snow(Stage<true>& stage, float px, const float (&py)[PIXELS],
+                                                float3 (&acc)[PIXELS], float (&T)[PIXELS], float (&alpha_sum)[PIXELS],
+                                                bool open) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const StagedHits staged = staged_hits(stage.hits);
+    const int count = __shfl_sync(FULL, staged.incl, 31);
+    open = __any_sync(FULL, open);
+    for (int j0 = 0; j0 < count && open; j0 += 32) {
+        const int at = hit_place(staged, min(j0 + lane, count - 1));
+        const float4 rect = stage.rect[warp][0];
+        const bool near = j0 + lane < count && reaches(stage.circle[at], rect.x, rect.y, rect.z, rect.w);
+        for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
+            const int place = __shfl_sync(FULL, at, __ffs(mask) - 1);
+            const float4 cj = stage.circle[place];
+            const float dx = __fsub_rn(cj.x, px);
+            const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column
+#pragma unroll
+            for (int p = 0; p < PIXELS; ++p) {
+                const float dy = __fsub_rn(cj.y, py[p]);
+                const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
+                if (T[p] >= T_EPS && d2 <= cj.z) {
+                    float a;
+                    float3 col;
+                    snow_shade_staged(d2, stage.color[place], a, col);
+                    const float w = T[p] * a;
+                    acc[p].x = fmaf(w, col.x, acc[p].x);
+                    acc[p].y = fmaf(w, col.y, acc[p].y);
+                    acc[p].z = fmaf(w, col.z, acc[p].z);
+                    T[p] = fmaf(-a, T[p], T[p]);
+                    alpha_sum[p] += a;
+                }
+            }
+        }
+        open = __any_sync(FULL, any_open(T));
+    }
+    return open;
+}
+
+// Flat: the warp's partial hits of this round, in order (partials of them in `partial`), each
+// blended into the pixels it covers, the run of full hits before each blended first. Partial
+// hits are blended branch-free (predicated), so the pixels are independent chains; alpha is .5,
+// so T stays a power of two and every T update is exact.
+__device__ __forceinline__ void blend_partial_hits(const float4 (&partial)[3][32], int partials, bool runs, float px,
+                                                   const float (&py)[PIXELS], float3 (&acc)[PIXELS],
+                                                   float (&T)[PIXELS]) {
+    for (int k = 0; k < partials; ++k) {
+        if (runs) blend_run(acc, T, partial[PARTIAL_RUN][k]);    // the run just before it
+        const float4 cj = partial[PARTIAL_CIRCLE][k];
+        const float4 cb = partial[PARTIAL_COLOR][k];
+        const float dx = __fsub_rn(cj.x, px);
+        const float dxx = __fmul_rn(dx, dx);
+#pragma unroll
+        for (int p = 0; p < PIXELS; ++p) {
+            const float dy = __fsub_rn(cj.y, py[p]);
+            const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
+            if (d2 <= cj.z) {                   // predicated, not a branch
+                acc[p].x = fmaf(T[p], cb.x, acc[p].x);
+                acc[p].y = fmaf(T[p], cb.y, acc[p].y);
+                acc[p].z = fmaf(T[p], cb.z, acc[p].z);
+                T[p] = fmaf(-FLAT_ALPHA, T[p], T[p]);
+            }
+        }
+        if ((k + 1) % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) return;
+    }
+}
+
+// Flat, one step's staged hits, warp by warp, 32 at a time, one per lane, in order: each lane
+// tests its hit against the warp's sub-tile: does the circle reach it (distance from its centre
+// to the rectangle of pixel centres, with a margin for rounding), and does it cover all of it
+// (covers_rect, exact). With several pixels a thread, the hits that cover it all need no
+// per-pixel test: each run of them between two partial hits is folded across the lanes into one
+// colour and one transmittance (fold_runs), and the warp's loop visits only the partial hits,
+// blending the run before each into every pixel at once (4 operations a pixel). Each partial
+// hit's lane first writes it, its colour and its run at its rank in the warp's `partial` arrays,
+// so the loop reads them in order by a counter. Returns whether a pixel of the warp is open.
+__device__ __forceinline__ bool blend_step_flat(Stage<false>& stage, float px, const float (&py)[PIXELS],
+                                                float3 (&acc)[PIXELS], float (&T)[PIXELS], bool open) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const StagedHits staged = staged_hits(stage.hits);
+    const int count = __shfl_sync(FULL, staged.incl, 31);
+    float4 (&partial)[3][32] = stage.partial[warp];
+    open = __any_sync(FULL, open);
+    for (int j0 = 0; j0 < count && open; j0 += 32) {
+        const int at = hit_place(staged, min(j0 + lane, count - 1));
+        bool near = false, full = false;
+        if (j0 + lane < count) {
+            const float4 c = stage.circle[at];
+            const float4 rect = stage.rect[warp][0];
+            near = reaches(c, rect.x, rect.y, rect.z, rect.w);
+            full = PIXELS > 1 && near && covers_rect(c, rect.x, rect.y, rect.z, rect.w);
+        }
+        const unsigned full_mask = __ballot_sync(FULL, full);
+        const unsigned partial_mask = __ballot_sync(FULL, near) & ~full_mask;
+        // this lane's partial hit at its rank; lane 31, unless partial, also leaves the run after
+        // the last partial hit, at rank `partials`
+        const int rank = __popc(partial_mask & ((1u << lane) - 1u));
+        __syncwarp();                           // the last round's reads are done
+        if (near && !full) {
+            partial[PARTIAL_CIRCLE][rank] = stage.circle[at];
+            partial[PARTIAL_COLOR][rank] = stage.color[at];
+        }
+        const Run run = fold_runs(full_mask, partial_mask, full,
+                                  full ? stage.color[at] : make_float4(0.f, 0.f, 0.f, 0.f));
+        if ((near && !full) || lane == 31)
+            partial[PARTIAL_RUN][rank] = make_float4(run.color.x, run.color.y, run.color.z, run.T);
+        __syncwarp();
+        const int partials = __popc(partial_mask);
+        blend_partial_hits(partial, partials, full_mask != 0u, px, py, acc, T);
+        if (!(partial_mask >> 31)) blend_run(acc, T, partial[PARTIAL_RUN][partials]);   // the last run
+        open = __any_sync(FULL, any_open(T));
+    }
+    return open;
+}
+
 // One tile t (pixels per thread: see SUB_W): walk entries [begin, end) of `list` (listed) or
 // circles [begin, end) from the last to the first, STEP a step, composite each step's hits
 // front to back, stop once every pixel has T < T_EPS. cleared != 0: the image behind is each
@@ -256,120 +265,19 @@ __device__ __forceinline__ bool walk_tile(
     for (int top = end; top > begin; top -= STEP) {
         cull_step<SNOW, LISTED>(stage, list, circles, colors, top, begin, tile, stage.rect[warp][1]);
         __syncthreads();
-        bool open = any_open(T);
-        if (SNOW) {
-            // Warp by warp, 32 hits at a time in order, as the flat walk below: the hits that
-            // reach the warp's sub-tile, one after the other, each thread shading its pixels that
-            // the circle covers and that are not yet finished (each pixel stops at T_EPS).
-            const StagedHits staged = staged_hits(stage.hits);
-            const int count = __shfl_sync(FULL, staged.incl, 31);
-            open = __any_sync(FULL, open);
-            for (int j0 = 0; j0 < count && open; j0 += 32) {
-                const int at = hit_place(staged, min(j0 + lane, count - 1));
-                const float4 rect = stage.rect[warp][0];
-                const bool near = j0 + lane < count && reaches(stage.circle[at], rect.x, rect.y, rect.z, rect.w);
-                for (unsigned mask = __ballot_sync(FULL, near); mask; mask &= mask - 1) {
-                    const int place = __shfl_sync(FULL, at, __ffs(mask) - 1);
-                    const float4 cj = stage.circle[place];
-                    PROFILE_STEP_HIT
-                    const float dx = __fsub_rn(cj.x, px);
-                    const float dxx = __fmul_rn(dx, dx);       // a thread's pixels share their column
-#pragma unroll
-                    for (int p = 0; p < PIXELS; ++p) {
-                        const float dy = __fsub_rn(cj.y, py[p]);
-                        const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
-                        if (T[p] >= T_EPS && d2 <= cj.z) {
-                            float a;
-                            float3 col;
-                            snow_shade_staged(d2, stage.color[place], a, col);
-                            const float w = T[p] * a;
-                            acc[p].x = fmaf(w, col.x, acc[p].x);
-                            acc[p].y = fmaf(w, col.y, acc[p].y);
-                            acc[p].z = fmaf(w, col.z, acc[p].z);
-                            T[p] = fmaf(-a, T[p], T[p]);
-                            alpha_sum[p] += a;
-                        }
-                    }
-                }
-                open = __any_sync(FULL, any_open(T));
-            }
-        } else {
-            // Warp by warp, 32 hits at a time, one per lane, in order: each lane tests its hit
-            // against the warp's sub-tile: does the circle reach it (distance from its centre
-            // to the rectangle of pixel centres, with a margin for rounding), and does it cover
-            // all of it (covers_rect, exact). With several pixels a thread, the hits that
-            // cover it all need no per-pixel test: each run of them between two partial hits
-            // is folded across the lanes into one colour and one transmittance (fold_runs),
-            // and the warp's loop visits only the partial hits, blending the run before each
-            // into every pixel at once (4 operations a pixel). Each partial hit's lane first
-            // writes it, its colour and its run at its rank in the warp's `partial` arrays, so
-            // the loop reads them in order by a counter. Partial hits are blended
-            // branch-free (predicated), so the pixels are independent chains. Alpha is .5, so T
-            // stays a power of two and every T update is exact.
-            const StagedHits staged = staged_hits(stage.hits);
-            const int count = __shfl_sync(FULL, staged.incl, 31);
-            float4 (&partial)[3][32] = stage.partial[SNOW ? 0 : warp];
-            open = __any_sync(FULL, open);
-            for (int j0 = 0; j0 < count && open; j0 += 32) {
-                const int at = hit_place(staged, min(j0 + lane, count - 1));
-                bool near = false, full = false;
-                if (j0 + lane < count) {
-                    const float4 c = stage.circle[at];
-                    const float4 rect = stage.rect[warp][0];
-                    near = reaches(c, rect.x, rect.y, rect.z, rect.w);
-                    full = PIXELS > 1 && near && covers_rect(c, rect.x, rect.y, rect.z, rect.w);
-                }
-                const unsigned full_mask = __ballot_sync(FULL, full);
-                const unsigned partial_mask = __ballot_sync(FULL, near) & ~full_mask;
-                const bool runs = full_mask != 0u;      // warp-uniform: are there runs to blend?
-                // this lane's partial hit at its rank; lane 31, unless partial, also leaves the
-                // run after the last partial hit, at rank `partials`
-                const int rank = __popc(partial_mask & ((1u << lane) - 1u));
-                __syncwarp();                           // the last round's reads are done
-                if (near && !full) {
-                    partial[PARTIAL_CIRCLE][rank] = stage.circle[at];
-                    partial[PARTIAL_COLOR][rank] = stage.color[at];
-                }
-                const Run run = fold_runs(full_mask, partial_mask, full,
-                                          full ? stage.color[at] : make_float4(0.f, 0.f, 0.f, 0.f));
-                if ((near && !full) || lane == 31)
-                    partial[PARTIAL_RUN][rank] = make_float4(run.color.x, run.color.y, run.color.z, run.T);
-                __syncwarp();
-                const int partials = __popc(partial_mask);
-                for (int k = 0; k < partials; ++k) {
-                    if (runs) blend_run(acc, T, partial[PARTIAL_RUN][k]);    // the run just before it
-                    PROFILE_STEP_HIT
-                    const float4 cj = partial[PARTIAL_CIRCLE][k];
-                    const float4 cb = partial[PARTIAL_COLOR][k];
-                    const float dx = __fsub_rn(cj.x, px);
-                    const float dxx = __fmul_rn(dx, dx);
-#pragma unroll
-                    for (int p = 0; p < PIXELS; ++p) {
-                        const float dy = __fsub_rn(cj.y, py[p]);
-                        const float d2 = __fadd_rn(dxx, __fmul_rn(dy, dy));   // = dist2(cj, px, py[p])
-                        if (d2 <= cj.z) {                   // predicated, not a branch
-                            acc[p].x = fmaf(T[p], cb.x, acc[p].x);
-                            acc[p].y = fmaf(T[p], cb.y, acc[p].y);
-                            acc[p].z = fmaf(T[p], cb.z, acc[p].z);
-                            T[p] = fmaf(-FLAT_ALPHA, T[p], T[p]);
-                        }
-                    }
-                    if ((k + 1) % BLEND_CHECK == 0 && !__any_sync(FULL, any_open(T))) break;
-                }
-                if (!(partial_mask >> 31)) blend_run(acc, T, partial[PARTIAL_RUN][partials]);   // the last run
-                open = __any_sync(FULL, any_open(T));
-            }
-        }
-        PROFILE_STEP
+        bool open;
+        if constexpr (SNOW) open = blend_step_snow(stage, px, py, acc, T, alpha_sum, any_open(T));
+        else open = blend_step_flat(stage, px, py, acc, T, any_open(T));
         if (__syncthreads_and(!open)) break;     // also guards the stage's reuse
     }
     if (defer && __syncthreads_or(any_open(T))) return true;
-    // flat: every load before the first store (the stores may alias the loads, so they would
-    // not be reordered, and each pixel would wait for its own load); snow holds more values
-    // at this point, and loads as it stores. The pixels are stored evict-first (__stcs): the
-    // image passes through L2 once, and would otherwise push out the circles and lists that
-    // other tiles still read. A tile wholly inside the image (block-uniform)
-    // needs no bounds: its pixels are a thread's column, every other row.
+    // Write-out: each pixel's colour over what is behind it (each row's clear colour, or the
+    // image). Flat: every load before the first store (the stores may alias the loads, so
+    // they would not be reordered, and each pixel would wait for its own load); snow holds more
+    // values at this point, and loads as it stores. The pixels are stored evict-first (__stcs): the
+    // image passes through L2 once, and would otherwise push out the circles and lists that other
+    // tiles still read. A tile wholly inside the image (block-uniform) needs no bounds: its pixels
+    // are a thread's column, every other row.
     const auto behind_at = [&](int px_x, int px_y) { return cleared ? rows[px_y] : image[px_y * width + px_x]; };
     const auto composite = [&](int p, float4 b) {
         const float alpha = SNOW ? alpha_sum[p] : flat_alpha(T[p]);

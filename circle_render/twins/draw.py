@@ -10,14 +10,10 @@ from circle_render.constants import T_EPS
 
 
 def render_fast(scene, width: int, height: int, steps: int = 0) -> np.ndarray:
-    """The image render_fast approximates: every circle blended in order over the clear colour."""
+    """The image render_fast approximates (either shading): every circle blended in order over
+    the clear colour."""
     from circle_render.cpu.reference import reference_image
     return reference_image(scene, width, height, steps=steps)
-
-
-def render_fast_snow(scene, width: int, height: int, steps: int = 0) -> np.ndarray:
-    """render_fast's instance for snow shading: the same image."""
-    return render_fast(scene, width, height, steps)
 
 
 def tolerance(scene) -> float:

@@ -48,35 +48,24 @@ class TileTouch:
         return self.circle[lo:hi].astype(np.int32)
 
 
-def tile_order(tiles_x: int, tiles_y: int, order: int) -> tuple[np.ndarray, np.ndarray]:
+def tile_order(tiles_x: int, tiles_y: int) -> tuple[np.ndarray, np.ndarray]:
     """Which tile block b draws (kernels/tiles.cuh, tile_of_block): (tx, ty) int64 arrays over
-    b. Order 0: row by row; 1: the border ring first (top row, bottom row, left column, right
-    column), then the rest row by row; 2: ring by ring from the border in."""
+    b: the border ring first (top row, bottom row, left column, right column), then the rest
+    row by row."""
     b = np.arange(tiles_x * tiles_y, dtype=np.int64)
-    if order == 0:
+    if tiles_x <= 2 or tiles_y <= 2:
         return b % tiles_x, b // tiles_x
-    tx, ty = np.empty_like(b), np.empty_like(b)
-    r, w, h, start = 0, tiles_x, tiles_y, 0      # order 2: whole rings while blocks remain past one
-    while order == 2 and w > 2 and h > 2 and len(b) - start > 2 * (w + h) - 4:
-        ring = 2 * (w + h) - 4
-        tx[start:start + ring], ty[start:start + ring] = _ring(np.arange(ring), r, w, h)
-        start, r, w, h = start + ring, r + 1, w - 2, h - 2
-    k = b[start:] - start
-    if w <= 2 or h <= 2:
-        tx[start:], ty[start:] = r + k % w, r + k // w
-    else:
-        tx[start:], ty[start:] = _ring(k, r, w, h)
-    return tx, ty
+    return _ring(b, tiles_x, tiles_y)
 
 
-def _ring(k: np.ndarray, r: int, w: int, h: int) -> tuple[np.ndarray, np.ndarray]:
-    """Place k of the w x h grid at (r, r) drawn border first: top row, bottom row, left
-    column, right column, then the inside row by row."""
+def _ring(k: np.ndarray, w: int, h: int) -> tuple[np.ndarray, np.ndarray]:
+    """Place k of a w x h grid drawn border first: top row, bottom row, left column, right
+    column, then the inside row by row."""
     conds = [k < w, k < 2 * w, k < 2 * w + h - 2, k < 2 * w + 2 * (h - 2)]
     inner = k - 2 * w - 2 * (h - 2)
     iw = max(w - 2, 1)
-    tx = np.select(conds, [r + k, r + k - w, np.full_like(k, r), np.full_like(k, r + w - 1)], r + 1 + inner % iw)
-    ty = np.select(conds, [np.full_like(k, r), np.full_like(k, r + h - 1), r + 1 + k - 2 * w,
-                           r + 1 + k - 2 * w - (h - 2)], r + 1 + inner // iw)
+    tx = np.select(conds, [k, k - w, np.zeros_like(k), np.full_like(k, w - 1)], 1 + inner % iw)
+    ty = np.select(conds, [np.zeros_like(k), np.full_like(k, h - 1), 1 + k - 2 * w, 1 + k - 2 * w - (h - 2)],
+                   1 + inner // iw)
     return tx, ty
 

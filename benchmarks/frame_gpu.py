@@ -1,0 +1,58 @@
+"""GPU microseconds of one frame of ``-r cuda`` (render() after a clear, one graph, queued behind a
+busy-wait so that no host gap is measured), for scenes at sizes: run once per source tree
+(PYTHONPATH) to compare trees in one device session.
+
+    PYTHONPATH=. python benchmarks/frame_gpu.py [--label new] [--cases rand10k:1024,rand1M:4096]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import numpy as np
+
+SPIN = 'extern "C" __global__ void spin(long long c) { long long s = clock64(); while (clock64() - s < c) {} }'
+HEAVY = "rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle"
+
+
+def frame_us(renderer, reps: int = 30) -> float:
+    """The median of frame_times."""
+    return statistics.median(frame_times(renderer, reps))
+
+
+def frame_times(renderer, reps: int = 30) -> list[float]:
+    """GPU microseconds of ``reps`` frames: render() after a clear, queued behind a busy-wait
+    (the package's one event timer, timing/bench.py event_times)."""
+    import cupy as cp
+
+    from circle_render.timing.bench import event_times
+    spin = cp.RawKernel(SPIN, "spin")
+
+    def before():
+        renderer.clear()
+        spin((1,), (1,), (np.int64(200_000),))
+    return [ms * 1e3 for ms in event_times(renderer.render, reps, before=before, idle=False)]
+
+
+def main():
+    from circle_render import registry
+    from circle_render.scenes import SCENE_NAMES, make_scene
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--label", default="tree")
+    ap.add_argument("--cases", default=",".join([f"{s}:1024" for s in SCENE_NAMES] +
+                                                [f"{s}:4096" for s in HEAVY.split(",")]))
+    a = ap.parse_args()
+    out = {}
+    for case in a.cases.split(","):
+        name, size = case.split(":")
+        r = registry.create("cuda")
+        r.load(make_scene(name), int(size), int(size))
+        r.clear(); r.advance(); r.render(); r.synchronize()
+        out[case] = round(frame_us(r), 2)
+        del r
+    print(json.dumps({"label": a.label, "frame_gpu_us": out}))
+
+
+if __name__ == "__main__":
+    main()
