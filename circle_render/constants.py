@@ -85,7 +85,7 @@ SPARSE_TILE = 16                     # the sparse path's tiles: a pixel a thread
 SPARSE_CHUNK = 8192                  # circles per sparse binning block (the lists keep chunk order)
 SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side) the sparse
                                      # binning counts in shared memory (16-bit counters, 32 KB;
-                                     # the plan's choice: sparse.cu sizes them by the tiles)
+                                     # the plan's choice: sparse_bin.cu sizes them by the tiles)
 SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (grid-stride beyond)
 SPARSE_BIN_THREADS = 1024            # threads per block of the sparse binning kernels
 SPARSE_SORT_BYTES = 110 * 1024       # sparse_sort's shared memory (two blocks an SM): its
@@ -107,7 +107,7 @@ SPARSE_BITS_MAX_PX = 1.5             # pixel bits for circles of at most this me
                                      # 135 us); larger ones cover much of a warp's sub-tile, which
                                      # the walk uses better (r 4.1 px at 4096: 664 against 935)
 SPARSE_SHARED = 1                    # shared (1) or global (0) counting (the plan's choice,
-                                     # cuda/plan.py): the default for sparse.cu compiled on its own
+                                     # cuda/plan.py): the default for sparse_bin.cu compiled on its own
 BLEND_CHECK = 4                      # a warp checks whether its pixels are all finished every
                                      # this many hits that only partly cover its sub-tile (every
                                      # hit: littlebig 1.06x slower; never: rand1M 4096 1.06x)
