@@ -5,7 +5,7 @@ front layer's circles (or every circle) per supertile on the host (the twin's ru
 supertile the tile box touches, circle order), compiles kernels/draw.cu with SUPER_GRID = g,
 times render_fast (CUDA events, median of launches back to back) and compares its image with
 the renderer's own (r, g, b: alpha follows how hits fall into rounds). This is how the plan's
-supertiles were chosen (constants.SUPER_RADII; docs/perf-notes.md, tenth pass).
+supertiles were chosen (constants.SUPER_RADII; docs/perf-notes.md, "Plan and paths").
 
     PYTHONPATH=. python benchmarks/supergrid_probe.py --scene rand1M --size 4096 --grids 8,16,32
 """

@@ -101,7 +101,7 @@ def test_counts_offsets_and_lists_agree(scene):
                                              ("snowsingle", 4096, 16)])
 def test_the_plan_picks_the_supertiles_measured_fastest(scene, size, grid):
     # benchmarks/supergrid_probe.py: the draw against 4, 8, 16 and 32 supertiles a side
-    # (docs/perf-notes.md, tenth pass); every other binned plan follows the same rule
+    # (docs/perf-notes.md, "Plan and paths"); every other binned plan follows the same rule
     p = P.plan_fast(make_scene(scene), size, size)
     assert p.path == "binned" and p.super_grid == grid
     assert p.super_px >= 4 * make_scene(scene).radius.mean() * size or p.super_grid == MAX_SUPER_GRID
