@@ -1,10 +1,14 @@
-"""Store cuda-tiled's per-scene ratio to the course's binary in circle_render/golden/ref_times.json,
-from a `render bench -r cuda-tiled -s 1024` record taken on the GPU the binary's times were
-stored for: ratio = cuda-tiled Total / stored binary Total (same method: per-frame Total,
--b 0:4, 1024x1024, min of 3 runs). `render check` divides cuda-tiled's live time by it to get Tf
-wherever no course time is stored.
+"""Store cuda-tiled's per-scene ratio to the course's binary in circle_render/golden/ref_times.json.
 
-    python benchmarks/calibrate_tf.py benchmarks/results/H100-cuda-tiled-1024-....json
+The input is a same-call record: the course's binary and `render bench -r cuda-tiled -s 1024`
+timed one after the other on one machine (per-frame Total, -b 0:4, 1024x1024, min of 3 runs),
+as `{"gpu": ..., "size": 1024, "scenes": {"rgb": {"binary_total_ms": ..., "cuda_tiled_total_ms":
+...}, ...}}` (benchmarks/results/H100-tiled-vs-binary-same-call.json is one). Ratios from two
+sessions are not stored: the small scenes' launch and synchronize move between sessions.
+`render check` divides cuda-tiled's live Total by the ratio to get Tf wherever no course time is
+stored.
+
+    python benchmarks/calibrate_tf.py benchmarks/results/H100-tiled-vs-binary-same-call.json
 """
 import json
 import re
@@ -18,19 +22,11 @@ def main(record_path: str) -> None:
     record = json.loads(Path(record_path).read_text())
     data = json.loads(REF.read_text())
     cal = data["calibration"]
-    if record["renderer"] != cal["renderer"] or record["size"] != data["size"] or record["gpu"] != cal["gpu"]:
-        sys.exit(f"calibrate_tf: need a {cal['renderer']} record at {data['size']} on the {cal['gpu']}, "
-                 f"got {record['renderer']} at {record['size']} on {record['gpu']}")
-    binary = data["gpus"][cal["gpu"]]["render"]
-    ratios = {s: round(e["total_ms"] / binary[s], 3) for s, e in record["scenes"].items()}
-    method = (f"Where no course time is stored (another GPU, another size, a scene a GPU's table lacks), "
-              f"Tf = the {cal['renderer']} renderer's Total measured live in the same check, divided by "
-              f"ratio[scene]. ratio = {cal['renderer']} Total / course binary Total (the stored "
-              f"{cal['gpu']} times above), both per-frame Total, {data['size']}x{data['size']}, -b 0:4, "
-              f"min of 3 runs, on the {cal['gpu']}; {cal['renderer']} timed at commit "
-              f"{str(record.get('commit'))[:10]} on {record['date'][:10]} "
-              f"(record benchmarks/results/{Path(record_path).name}).")
-    text = REF.read_text()
+    if record["size"] != data["size"] or record["gpu"] != cal["gpu"]:
+        sys.exit(f"calibrate_tf: need a same-call record at {data['size']} on the {cal['gpu']}, "
+                 f"got {record['size']} on {record['gpu']}")
+    scenes = record["scenes"]
+    ratios = {s: round(e["cuda_tiled_total_ms"] / e["binary_total_ms"], 3) for s, e in scenes.items()}
     items = [f'"{s}": {r}' for s, r in ratios.items()]
     lines, line = [], ""
     for item in items:
@@ -40,12 +36,12 @@ def main(record_path: str) -> None:
         line += item + ", "
     lines.append(line.rstrip(", "))
     block = '"ratio": {' + "\n              ".join(lines) + "}"
-    text = re.sub(r'"ratio": \{[^}]*\}', lambda m: block, text)
-    text = re.sub(r'"method": "[^"]*"', lambda m: json.dumps("method") + ": " + json.dumps(method), text)
+    text = re.sub(r'"ratio": \{[^}]*\}', lambda m: block, REF.read_text())
     json.loads(text)
     REF.write_text(text)
     for s, r in ratios.items():
-        print(f"{s:<14} cuda-tiled {record['scenes'][s]['total_ms']:.4f} ms / binary {binary[s]} ms = {r}")
+        print(f"{s:<14} cuda-tiled {scenes[s]['cuda_tiled_total_ms']:.4f} ms / "
+              f"binary {scenes[s]['binary_total_ms']:.4f} ms = {r}")
 
 
 if __name__ == "__main__":
