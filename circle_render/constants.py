@@ -5,7 +5,7 @@ import numpy as np
 
 f32 = np.float32
 
-# ---- the course's shading (shared/spec/course-facts.md) ----
+# ---- the course's shading (docs/course-facts.md) ----
 PIXEL_CENTRE = f32(0.5)              # pixel i is shaded at (i + PIXEL_CENTRE) / size
 FLAT_ALPHA = f32(0.5)                # flat scenes: every circle blends with alpha 1/2
 SNOW_RAMP = np.array([(1, 1, 1), (1, 1, 1), (0.8, 0.9, 1), (0.8, 0.9, 1), (0.8, 0.8, 1)], dtype=np.float32)

@@ -1,4 +1,4 @@
-"""snow and snowsingle as the course draws them (shared/spec/course-facts.md): the cell noise,
+"""snow and snowsingle as the course draws them (docs/course-facts.md): the cell noise,
 glibc's powf for the depths, the step against a scalar transcription of the facts, and
 snowsingle through the course's particle file."""
 import json

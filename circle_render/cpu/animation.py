@@ -66,7 +66,7 @@ def step_fireworks(scene: Scene) -> None:
 
 
 def step_snow(scene: Scene) -> None:
-    """One step of the course's snow (shared/spec/course-facts.md, "Snow motion"), every
+    """One step of the course's snow (docs/course-facts.md, "Snow motion"), every
     operation a float32 multiply or add, in the facts' order."""
     p, v, r = scene.position, scene.velocity, scene.radius
     x, y, z = p[:, 0], p[:, 1], p[:, 2]

@@ -1,4 +1,4 @@
-"""The course's cell noise, which pushes snowflakes around (shared/spec/course-facts.md, "Snow
+"""The course's cell noise, which pushes snowflakes around (docs/course-facts.md, "Snow
 motion"): three integer hashes through a permutation table pick one of 256 float32 values.
 
     cell_noise(a, b, c, i): ia, ib, ic = int(a), int(b), int(c)   (truncation toward zero)

@@ -1,4 +1,4 @@
-"""The course's scene generators, written from the facts file (shared/spec/course-facts.md).
+"""The course's scene generators, written from the facts file (docs/course-facts.md).
 
 Every constant expression is float32 and draws are made in the course's order, so for a given
 seed the circles are bit-for-bit the course's (snow and snowsingle excepted: see snow.py).

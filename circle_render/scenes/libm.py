@@ -1,4 +1,4 @@
-"""glibc's ``powf``, which the course's snow depths go through (shared/spec/course-facts.md).
+"""glibc's ``powf``, which the course's snow depths go through (docs/course-facts.md).
 
 glibc's powf is not correctly rounded: on the snow scene's 100,000 inputs float(i) / 100000
 it differs from NumPy's float32 power on 11% of them and from float64 pow rounded to float32 on

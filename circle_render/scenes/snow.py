@@ -1,6 +1,6 @@
 """snow and snowsingle: 100,000 snowflakes, shaded with the course's snow ramp.
 
-snow (shared/spec/course-facts.md, "snow"): depths from glibc's powf plus a draw, sorted
+snow (docs/course-facts.md, "snow"): depths from glibc's powf plus a draw, sorted
 farthest first; per flake a size, x and y (above the screen), then the animation
 (circle_render/cpu/animation.py: step_snow, with the course's cell noise).
 
