@@ -116,7 +116,7 @@ LOADER = {
     ("exits.py:X", "importing 'exits.py' called sys.exit"),
     ("aborts.py:X", "importing it failed: the renderer's process was killed by SIGABRT"),
     ("values.py:Missing", "'values.py' has no 'Missing'"),
-    ("values.py:X", "'X' is a int, not a class"),
+    ("values.py:X", "'X' is 'int' data, not a class"),
     ("values.py:NoMethods", "it lacks load, clear, advance, render, get_image"),
     ("values.py:", "expected a built-in name, module:Class or path/to/file.py:Class"),
     (":X", "expected a built-in name"),

@@ -116,7 +116,7 @@ def _import_class(spec: str):
     if cls is None:
         raise PluginError(f"cannot load renderer {spec!r}: {where!r} has no {cls_name!r}")
     if not isinstance(cls, type):
-        raise PluginError(f"cannot use renderer {spec!r}: {cls_name!r} is a {type(cls).__name__}, "
+        raise PluginError(f"cannot use renderer {spec!r}: {cls_name!r} is {type(cls).__name__!r} data, "
                           "not a class")
     missing = [m for m in METHODS if not callable(getattr(cls, m, None))]
     if missing:
