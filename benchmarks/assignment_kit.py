@@ -20,13 +20,13 @@ from circle_render.check.scene_check import mismatch_picture
 from circle_render.course import RULES, compare, stored_times
 from circle_render.cpu.reference import reference_image
 from circle_render.cpu.shading import to_bytes
-from circle_render.cuda.ladder import PixelLoopRenderer, ReversedPixelLoopRenderer
 from circle_render.gpu import gpu_name
 from circle_render.io.images import write_image
 from circle_render.scenes import make_scene
 from circle_render.scenes.scene import Scene
 from circle_render.timing.bench import current_commit
 from circle_render.timing.frames import course_time
+from ladder import PixelLoopRenderer, ReversedPixelLoopRenderer      # benchmarks/ladder/, beside this script
 
 RUNGS = {"starter": lambda: registry.create("cuda-starter"), "pixel-loop": PixelLoopRenderer,
          "cuda-tiled": lambda: registry.create("cuda-tiled"), "cuda": lambda: registry.create("cuda")}

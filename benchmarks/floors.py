@@ -81,8 +81,8 @@ def counts(name: str, size: int) -> dict:
     tiles = p.tiles[0] * p.tiles[1]
     pairs = int(((box[1] - box[0] + 1).clip(0) * (box[3] - box[2] + 1).clip(0)).sum())   # (circle, tile)
     if p.path == "binned":
-        entries = len(B.super_touch(scene.position, scene.radius, size, size, p.tile, p.super_px,
-                                    p.super_grid).circle)
+        entries = len(B.super_touch(scene.position, scene.radius, size, size, p.tile, p.binned.super_px,
+                                    p.binned.super_grid).circle)
         entry_bytes = 8
     elif p.path == "sparse":
         entries, entry_bytes = pairs, 4
@@ -91,7 +91,7 @@ def counts(name: str, size: int) -> dict:
     cover, blended, per_tile = blended_sets(scene, size, p.tile)
     pixels = size * size
     snow = scene.shading == SNOW
-    bin_kernels = 3 if p.path == "binned" else (1 if p.sparse_shared else 4) if p.path == "sparse" else 0
+    bin_kernels = 3 if p.path == "binned" else (1 if p.sparse.shared else 4) if p.path == "sparse" else 0
     return {"scene": name, "size": size, "path": p.path, "n": scene.n, "tiles": tiles, "entries": entries,
             "bin_kernels": bin_kernels,
             "pairs": pairs, "cover": cover, "blended": blended,

@@ -15,7 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from circle_render.io.scene_files import load_scene, save_scene  # noqa: E402
 from circle_render.scenes import make_scene  # noqa: E402
-from circle_render.timing.bench import current_commit, print_record  # noqa: E402
+from circle_render.timing.bench import current_commit  # noqa: E402
+from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
 
 
 def main() -> None:

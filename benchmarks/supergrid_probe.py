@@ -72,7 +72,8 @@ def main():
         lists = SupertileLists(counts=None, warp_offsets=None, totals=None, starts=cp.asarray(starts),
                                entries=cp.asarray(entries), deferred=cp.zeros(2 + p.tiles[0] * p.tiles[1], np.int32))
         for variant in json.loads(a.variants):
-            plan = dataclasses.replace(p, super_grid=g, super_px=spx, capacity=len(entries),
+            plan = dataclasses.replace(p, binned=dataclasses.replace(p.binned, super_grid=g, super_px=spx),
+                                       capacity=len(entries),
                                        tuning=p.tuning | {"SUPER_GRID": g} | variant)
             kernels = Kernels(plan)
             draw_tiles(kernels, layer, lists, state.image, cleared=True, mode=mode)    # compiled, warmed

@@ -18,7 +18,8 @@ from circle_render import registry  # noqa: E402
 from circle_render.display.rgba8 import frame_rgba8, to_rgba8  # noqa: E402
 from circle_render.gpu import gpu_name  # noqa: E402
 from circle_render.scenes import make_scene  # noqa: E402
-from circle_render.timing.bench import current_commit, print_record  # noqa: E402
+from circle_render.timing.bench import current_commit  # noqa: E402
+from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
 
 
 def timed(step, sync) -> float:

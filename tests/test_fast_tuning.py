@@ -38,10 +38,12 @@ def test_unbinned_when_told_and_explicit_values_win():
 
 def test_plan_is_a_record_of_the_choices():
     p = plan_fast(make_scene("rand100k"), 1024, 1024)
-    assert (p.path, p.tile, p.tiles, p.super_px, p.super_grid) == ("binned", 32, (32, 32), 256, 4)
+    b = p.binned
+    assert (p.path, p.tile, p.tiles, b.super_px, b.super_grid) == ("binned", 32, (32, 32), 256, 4)
+    assert p.sparse is None and plan_fast(make_scene("micro2M"), 1024, 1024).binned is None
     assert p.defines["SUPER_GRID"] == 4                    # the plan's grid reaches the kernels
     assert p.stage_names == ("bin", "draw", "bin_back", "draw_back")      # a front layer
-    assert p.chunks * p.chunk >= p.n > (p.chunks - 1) * p.chunk
+    assert b.chunks * b.chunk >= p.n > (b.chunks - 1) * b.chunk
     assert set(p.tuning) == {"SUPER_GRID", "CULL_ITEMS", "FAST_TILE", "SPARSE_BITS"} and p.defines["FAST_TILE"] == 32
     with pytest.raises(ValueError, match="not tunable"):
         plan_fast(make_scene("rgb"), 64, 64, {"TILE_SIZE": 8})
@@ -51,11 +53,12 @@ def test_front_layer_only_for_deep_flat_binned_scenes():
     # rand1M covers the average pixel about 422 times: its last FRONT_DEPTH / 422 are binned first
     p = plan_fast(make_scene("rand1M"), 1024, 1024)
     depth = mean_depth(make_scene("rand1M").radius)
-    assert 400 < depth < 450 and p.front == int(np.ceil(p.n * c.FRONT_DEPTH / depth))
-    per_chunk = p.front_items * c.BIN_THREADS
-    assert p.front_chunks * per_chunk >= p.front > (p.front_chunks - 1) * per_chunk
-    assert plan_fast(make_scene("snowsingle"), 1024, 1024).front == 0      # snow: alphas too small
-    assert plan_fast(make_scene("micro2M"), 1024, 1024).front == 0         # sparse
+    f = p.front
+    assert 400 < depth < 450 and f.circles == int(np.ceil(p.n * c.FRONT_DEPTH / depth))
+    per_chunk = f.items * c.BIN_THREADS
+    assert f.chunks * per_chunk >= f.circles > (f.chunks - 1) * per_chunk
+    assert plan_fast(make_scene("snowsingle"), 1024, 1024).front is None    # snow: alphas too small
+    assert plan_fast(make_scene("micro2M"), 1024, 1024).front is None       # sparse
     assert front_layer(p.n, depth, 300) == 0 < front_layer(p.n, depth, 200)      # not 2x deeper
     assert plan_fast(make_scene("rand100k"), 64, 64, front=0).stage_names == ("bin", "draw")
-    assert plan_fast(make_scene("rand100k"), 64, 64, front=10 ** 6).front == 100_000
+    assert plan_fast(make_scene("rand100k"), 64, 64, front=10 ** 6).front.circles == 100_000

@@ -34,7 +34,8 @@ def _prepare(scene, size, tuning=None, items=None, **choices):
     from circle_render.cuda.plan import plan_fast
     p = plan_fast(scene, size, size, tuning, **choices)
     if items is not None:
-        p = dataclasses.replace(p, items=items, chunk=BIN_THREADS * items, chunks=ceil_div(p.n, BIN_THREADS * items))
+        p = dataclasses.replace(p, binned=dataclasses.replace(
+            p.binned, items=items, chunk=BIN_THREADS * items, chunks=ceil_div(p.n, BIN_THREADS * items)))
     return (p, *prepare(scene, p))
 
 
@@ -55,7 +56,7 @@ BIN_CASES = [("rand100k", 64, {}, None), ("rand100k", 517, {}, None), ("snow", 1
 
 
 def _bin_twin(s, p):
-    touch = B.super_touch(s.position, s.radius, p.width, p.height, p.tile, p.super_px, p.super_grid)
+    touch = B.super_touch(s.position, s.radius, p.width, p.height, p.tile, p.binned.super_px, p.binned.super_grid)
     return touch, tile_box(s.position, s.radius, p.width, p.height, p.tile)
 
 
@@ -67,7 +68,7 @@ def test_bin_count_alone_equals_its_twin(scene, size, tuning, items):
     bin_supertiles(k, st.all, st.lists)
     dict(k.launched)["bin/bin_count"]()        # again, alone: the counts before bin_scan scans them
     _sync()
-    counts, warp_offsets = B.bin_count(_bin_twin(s, p)[0], p.chunk)
+    counts, warp_offsets = B.bin_count(_bin_twin(s, p)[0], p.binned.chunk)
     assert np.array_equal(st.lists.counts.get().reshape(-1), counts)
     assert np.array_equal(st.lists.warp_offsets.get().reshape(-1), warp_offsets)
 
@@ -81,17 +82,17 @@ def test_bin_scan_and_emit_equal_their_twins(scene, size, tuning, items):
     advance(s)
     bin_supertiles(k, st.all, st.lists)
     _sync()
-    _assert_lists_equal_twin(s, p, st.lists, p.chunk)
+    _assert_lists_equal_twin(s, p, st.lists, p.binned.chunk)
 
 
 def _assert_lists_equal_twin(s, p, lists, chunk):
     """The supertile lists, as a bin stage left them, are the twin's for scene s."""
     touch, box = _bin_twin(s, p)
-    prefix, totals = B.bin_scan(B.bin_count(touch, chunk)[0], p.super_grid ** 2)
+    prefix, totals = B.bin_scan(B.bin_count(touch, chunk)[0], p.binned.super_grid ** 2)
     assert np.array_equal(lists.counts.get().reshape(-1)[:len(prefix)], prefix)   # rows of the layer's chunks
     assert np.array_equal(lists.totals.get(), totals)
     assert np.array_equal(lists.starts.get(), B.list_starts(totals))
-    entries = B.bin_emit(touch, box, p.super_px // p.tile, p.super_grid)
+    entries = B.bin_emit(touch, box, p.binned.super_px // p.tile, p.binned.super_grid)
     assert np.array_equal(lists.entries.get()[:len(entries)], entries)
 
 
@@ -106,14 +107,14 @@ def test_front_layer_bins_the_last_circles_and_the_back_layer_waits():
     from circle_render.cuda.fast import frame
     s = make_scene("rand100k")
     p, k, st = _prepare(s, 512)
-    assert 0 < p.front < s.n and p.stage_names == ("bin", "draw", "bin_back", "draw_back")
+    assert 0 < p.front.circles < s.n and p.stage_names == ("bin", "draw", "bin_back", "draw_back")
     frame(k, st, cleared=True)
     _sync()
     bins = ("bin_count", "bin_scan", "bin_emit")
     assert [name for name, _ in k.launched] == [f"bin/{b}" for b in bins] + ["draw/render_fast"] + [
         f"bin_back/{b}" for b in bins] + ["draw_back/render_fast"]
     assert st.lists.deferred.get()[:2].tolist() == [0, 0]
-    _assert_lists_equal_twin(_last(s, p.front), p, st.lists, p.front_items * BIN_THREADS)
+    _assert_lists_equal_twin(_last(s, p.front.circles), p, st.lists, p.front.items * BIN_THREADS)
 
 
 @pytest.mark.parametrize("front", [1000, 3000])
@@ -130,7 +131,7 @@ def test_tiles_the_front_layer_leaves_unfinished_are_drawn_from_every_circle(fro
     assert 0 < deferred <= p.tiles[0] * p.tiles[1]
     bin_supertiles(k, st.all, st.lists, gate=st.lists.deferred, stage="bin_back")
     _sync()
-    _assert_lists_equal_twin(s, p, st.lists, p.chunk)           # the back layer: every circle
+    _assert_lists_equal_twin(s, p, st.lists, p.binned.chunk)           # the back layer: every circle
     draw_tiles(k, st.all, st.lists, st.image, cleared=True, mode=DRAW_BACK, stage="draw_back")
     _sync()
     assert st.lists.deferred.get()[:2].tolist() == [0, 0]
@@ -180,7 +181,7 @@ def test_sparse_bin_equals_its_twin(scene, size):
     s = make_scene(scene)
     p, k, st = _prepare(s, size, sparse=True)
     lists, (tx, ty) = st.lists, p.tiles
-    chunk = SPARSE_CHUNK if p.sparse_shared else None
+    chunk = SPARSE_CHUNK if p.sparse.shared else None
 
     def touch():
         return S.tile_touch(tile_box(s.position, s.radius, size, size, p.tile), tx, ty)
@@ -191,7 +192,7 @@ def test_sparse_bin_equals_its_twin(scene, size):
         _sync()
         t_c = touch()
         counts = S.sparse_count(t_c, chunk)
-        if p.sparse_shared:
+        if p.sparse.shared:
             offsets, starts, _ = S.sparse_sort(t_c, chunk)
             assert np.array_equal(lists.offsets.get(), offsets)
             assert np.array_equal(lists.chunk_starts.get(), starts)
@@ -254,7 +255,7 @@ def test_render_sparse_takes_more_chunks_than_a_window():
     position, color = rng.random((n, 3), dtype=np.float32), rng.random((n, 3), dtype=np.float32)
     radius = np.full(n, 0.003, np.float32)
     r = _fast(Scene("many", position.copy(), radius.copy(), color.copy()), 96, sparse=True)
-    assert r.plan.sparse_shared and r.plan.sparse_chunks > 256
+    assert r.plan.sparse.shared and r.plan.sparse.chunks > 256
     r.clear(); r.advance(); r.render()
     want = reference_image(Scene("many", position, radius, color), 96, 96, steps=1)
     assert np.abs(r.get_image() - want).max() < 1e-6

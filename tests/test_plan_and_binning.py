@@ -103,8 +103,8 @@ def test_the_plan_picks_the_supertiles_measured_fastest(scene, size, grid):
     # benchmarks/supergrid_probe.py: the draw against 4, 8, 16 and 32 supertiles a side
     # (docs/perf-notes.md, "Plan and paths"); every other binned plan follows the same rule
     p = P.plan_fast(make_scene(scene), size, size)
-    assert p.path == "binned" and p.super_grid == grid
-    assert p.super_px >= 4 * make_scene(scene).radius.mean() * size or p.super_grid == MAX_SUPER_GRID
+    assert p.path == "binned" and p.binned.super_grid == grid
+    assert p.binned.super_px >= 4 * make_scene(scene).radius.mean() * size or grid == MAX_SUPER_GRID
 
 
 @pytest.mark.parametrize("size", [64, 517, 1024, 4096, 16384])
@@ -112,11 +112,12 @@ def test_the_plan_picks_the_supertiles_measured_fastest(scene, size, grid):
 def test_supertiles_stay_within_the_packed_boxes_and_the_shared_counters(size, scale):
     s = make_scene("rand100k")
     s.radius[:] = s.radius / s.radius.mean() * scale
-    p = P.plan_fast(s, size, size)
-    per = p.super_px // p.tile
-    assert 1 <= p.super_grid <= MAX_SUPER_GRID and per & (per - 1) == 0 and per <= MAX_CELL_TILES
-    assert p.super_px * p.super_grid >= size and P.too_large(p) is None
-    assert p.chunks * p.super_grid ** 2 <= max(BIN_COUNTS, p.super_grid ** 2 * ceil_div(s.n, BIN_THREADS * BIN_MAX_ITEMS))
+    p = P.plan_fast(s, size, size, binned=True, sparse=False)      # small circles: sparse otherwise
+    b = p.binned
+    per = b.super_px // p.tile
+    assert 1 <= b.super_grid <= MAX_SUPER_GRID and per & (per - 1) == 0 and per <= MAX_CELL_TILES
+    assert b.super_px * b.super_grid >= size and P.too_large(p) is None
+    assert b.chunks * b.super_grid ** 2 <= max(BIN_COUNTS, b.super_grid ** 2 * ceil_div(s.n, BIN_THREADS * BIN_MAX_ITEMS))
 
 
 def test_a_supertile_grid_past_the_shared_counters_is_refused():
@@ -129,12 +130,12 @@ def test_a_supertile_grid_past_the_shared_counters_is_refused():
 def test_capacity_bounds_the_lists_over_the_animation(scene, size):
     s = make_scene(scene)
     plan = P.plan_fast(s, size, size, binned=True, sparse=False)
-    cap = P.list_capacity(s.radius, size, size, plan.super_px, plan.super_grid)
+    cap = P.list_capacity(s.radius, size, size, plan.binned.super_px, plan.binned.super_grid)
     # hypnosis grows its radii, so its load-time bound holds for the loaded frame only (the
     # renderer falls back to walking every circle when a list overflows)
     steps = 0 if scene == "hypnosis" else 3 if s.animation else 0
     for step in range(steps + 1):
-        touch, _ = _touch(s, size, plan.tile, plan.super_grid)
+        touch, _ = _touch(s, size, plan.tile, plan.binned.super_grid)
         assert len(touch.circle) <= cap, f"step {step}"
         advance(s)
 
@@ -185,12 +186,12 @@ def test_sparse_sort_holds_a_chunk_in_shared_memory_where_it_fits(size, whole):
     s = make_scene("micro2M")
     plan = P.plan_fast(s, size, size)
     tiles = plan.tiles[0] * plan.tiles[1]
-    assert plan.sparse_shared and plan.sparse_chunks == -(-s.n // SPARSE_CHUNK)
-    assert 4 * ((tiles + 1) // 2 + tiles + 1 + plan.sparse_held) <= SPARSE_SORT_BYTES
+    assert plan.sparse.shared and plan.sparse.chunks == -(-s.n // SPARSE_CHUNK)
+    assert 4 * ((tiles + 1) // 2 + tiles + 1 + plan.sparse.held) <= SPARSE_SORT_BYTES
     touch = S.tile_touch(tile_box(s.position, s.radius, size, size, plan.tile), *plan.tiles)
     largest = S.sparse_count(touch, SPARSE_CHUNK).sum(axis=1).max()
-    assert (largest <= plan.sparse_held) == whole
-    assert not P.plan_fast(s, 2100, 2100).sparse_shared      # over SPARSE_SHARED_TILES: global
+    assert (largest <= plan.sparse.held) == whole
+    assert not P.plan_fast(s, 2100, 2100).sparse.shared      # over SPARSE_SHARED_TILES: global
 
 
 def test_sparse_draw_orders_small_circles_by_pixel_bits():

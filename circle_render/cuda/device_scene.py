@@ -90,6 +90,7 @@ class OneKernelRenderer:
 
     name = "one-kernel"
     kernel_file = kernel = ""
+    project_constants = False            # a kernel file by path compiled with the project's constants
     block = (BLOCK_THREADS,)
 
     def grid(self, scene: Scene, width: int, height: int) -> tuple:
@@ -100,7 +101,7 @@ class OneKernelRenderer:
         self.width, self.height = width, height
         self.state = DeviceScene(scene)
         self.image = DeviceImage(width, height, scene.shading)
-        self._render = Launch(load_module(self.kernel_file).get_function(self.kernel),
+        self._render = Launch(load_module(self.kernel_file, project=self.project_constants).get_function(self.kernel),
                               self.grid(scene, width, height), self.block,
                               (self.state.circles, self.state.colors, np.int32(scene.n), self.image.pixels,
                                np.int32(width), np.int32(height), np.int32(scene.shading == SNOW)))

@@ -122,9 +122,10 @@ class SupertileLists:
     @classmethod
     def allocate(cls, plan: FastPlan) -> "SupertileLists":
         import cupy as cp
-        supertiles = plan.super_grid ** 2
-        return cls(counts=cp.zeros((plan.chunks, supertiles), np.int32),
-                   warp_offsets=cp.zeros((plan.chunks, BIN_WARPS, supertiles), np.uint16),
+        b = plan.binned
+        supertiles = b.super_grid ** 2
+        return cls(counts=cp.zeros((b.chunks, supertiles), np.int32),
+                   warp_offsets=cp.zeros((b.chunks, BIN_WARPS, supertiles), np.uint16),
                    totals=cp.zeros(supertiles, np.int32), starts=cp.zeros(supertiles + 1, np.int32),
                    entries=cp.zeros((max(plan.capacity, 1), 2), np.uint32),
                    deferred=cp.zeros(2 + plan.tiles[0] * plan.tiles[1], np.int32))
@@ -145,7 +146,7 @@ class SparseSegments:
     @classmethod
     def allocate(cls, plan: FastPlan) -> "SparseSegments":
         import cupy as cp
-        tiles, chunks = plan.tiles[0] * plan.tiles[1], plan.sparse_chunks
+        tiles, chunks = plan.tiles[0] * plan.tiles[1], plan.sparse.chunks
         return cls(offsets=cp.zeros((chunks, tiles + 1), np.int32), chunk_starts=cp.zeros(chunks + 1, np.int32),
                    ticket=cp.zeros(1, np.uint64), chunk_status=cp.zeros(chunks, np.uint64),
                    entries=cp.zeros(max(plan.capacity, 1), np.int32))
@@ -190,16 +191,17 @@ def prepare(scene: Scene, p: FastPlan) -> tuple[Kernels, FrameState]:
     """The plan's compiled kernels and the frame's buffers for ``scene`` (the plan's)."""
     import cupy as cp
     dev = DeviceScene(scene)
-    every = Layer(dev.circles, dev.colors, p.n, p.items, p.chunks)
+    b = p.binned
+    every = Layer(dev.circles, dev.colors, p.n, b.items, b.chunks) if b else Layer(dev.circles, dev.colors, p.n, 1, 1)
     front = None
     if p.front:
-        first = p.n - p.front
-        front = Layer(dev.circles[first:], dev.colors[first:], p.front, p.front_items, p.front_chunks)
+        first = p.n - p.front.circles
+        front = Layer(dev.circles[first:], dev.colors[first:], p.front.circles, p.front.items, p.front.chunks)
     lists, records = None, None
     if p.path == "binned":
         lists = SupertileLists.allocate(p)
     elif p.path == "sparse":
-        lists = SparseSegments.allocate(p) if p.sparse_shared else SparseTileLists.allocate(p)
+        lists = SparseSegments.allocate(p) if p.sparse.shared else SparseTileLists.allocate(p)
         records = cp.zeros((max(p.n, 1), 8), np.float32)
     image = DeviceImage(p.width, p.height, scene.shading)
     image.clear()          # a defined image before the first render (and its memory touched)
@@ -241,13 +243,13 @@ def bin_supertiles(k: Kernels, layer: Layer, lists: SupertileLists, gate=None, s
     in circle order. Writes lists.counts (scanned), warp_offsets, totals, starts ((supertiles +
     1,): list s is entries[starts[s]:starts[s + 1]]) and entries ((capacity, 2) uint32).
     gate: (>= 1,) int32, the kernels return at once when gate[0] is 0 (None: always run)."""
-    p, f = k.plan, k.file("bin.cu")
+    p, b, f = k.plan, k.plan.binned, k.file("bin.cu")
     gate = np.uint64(0) if gate is None else gate          # a null gate is always open
     geometry = dict(circles=layer.circles, n=i32(layer.count), width=i32(p.width), height=i32(p.height),
-                    tiles_per_super=i32(p.super_px // p.tile), items=i32(layer.items))
+                    tiles_per_super=i32(b.super_px // p.tile), items=i32(layer.items))
     f.launch(stage, "bin_count", (layer.chunks,), (BIN_THREADS,), **geometry, counts=lists.counts,
              warp_offsets=lists.warp_offsets, gate=gate)
-    f.launch(stage, "bin_scan", (ceil_div(p.super_grid ** 2, 32),), (SCAN_BLOCK,), counts=lists.counts,
+    f.launch(stage, "bin_scan", (ceil_div(b.super_grid ** 2, 32),), (SCAN_BLOCK,), counts=lists.counts,
              chunks=i32(layer.chunks), totals=lists.totals, gate=gate)
     f.launch(stage, "bin_emit", (layer.chunks,), (BIN_THREADS,), **geometry, chunk_offsets=lists.counts,
              totals=lists.totals, warp_offsets=lists.warp_offsets, list=lists.entries, starts=lists.starts,
@@ -271,7 +273,7 @@ def draw_tiles(k: Kernels, layer: Layer, lists: SupertileLists | None, image: De
     f.launch(stage, "render_fast", grid, (BLOCK_THREADS,), circles=layer.circles, colors=layer.colors,
              n=i32(layer.count), list=lists.entries if binned else _EMPTY(np.uint32, 2),
              starts=lists.starts if binned else _EMPTY(np.int32), capacity=i32(p.capacity),
-             tiles_per_super=i32(p.super_px // p.tile), binned=i32(binned), image=image.pixels, rows=image.rows,
+             tiles_per_super=i32(p.binned.super_px // p.tile if binned else 1), binned=i32(binned), image=image.pixels, rows=image.rows,
              cleared=i32(cleared), width=i32(p.width), height=i32(p.height),
              deferred=lists.deferred if binned else _EMPTY(np.int32), layer=i32(mode))
 
@@ -280,7 +282,7 @@ def pack_records(k: Kernels, scene: DeviceScene, records) -> None:
     """records ((n, 8) float32): each circle (x, y, z, r) then its colour (r, g, b, 0), one
     32-byte sector a circle for sparse_draw's gathers. Once at load for still scenes."""
     p = k.plan
-    k.file("sparse_bin.cu").launch("sparse_bin", "pack_records", (p.sparse_blocks,), (SPARSE_BIN_THREADS,),
+    k.file("sparse_bin.cu").launch("sparse_bin", "pack_records", (p.sparse.blocks,), (SPARSE_BIN_THREADS,),
                                    circles=scene.circles, colors=scene.colors, n=i32(p.n), records=records)
 
 
@@ -294,12 +296,12 @@ def sparse_bin(k: Kernels, scene: DeviceScene, lists: SparseSegments | SparseTil
     tiles = p.tiles[0] * p.tiles[1]
     where = dict(circles=scene.circles, n=i32(p.n), width=i32(p.width), height=i32(p.height),
                  tiles_x=i32(p.tiles[0]))
-    blocks, threads = (p.sparse_blocks,), (SPARSE_BIN_THREADS,)
+    blocks, threads = (p.sparse.blocks,), (SPARSE_BIN_THREADS,)
     if isinstance(lists, SparseSegments):
         f.launch("sparse_bin", "sparse_sort", blocks, threads, shared_mem=SPARSE_SORT_BYTES, **where,
-                 tiles=i32(tiles), chunks=i32(p.sparse_chunks), offsets=lists.offsets,
+                 tiles=i32(tiles), chunks=i32(p.sparse.chunks), offsets=lists.offsets,
                  chunk_starts=lists.chunk_starts, ticket=lists.ticket, chunk_status=lists.chunk_status,
-                 list=lists.entries, capacity=i32(p.capacity), held=i32(p.sparse_held))
+                 list=lists.entries, capacity=i32(p.capacity), held=i32(p.sparse.held))
         return
     groups = len(lists.group_totals)
     f.launch("sparse_bin", "sparse_count", blocks, threads, **where, counts=lists.counters)
@@ -325,7 +327,7 @@ def sparse_draw(k: Kernels, scene: DeviceScene, records, lists: SparseSegments |
         records=records, n=i32(p.n), list=lists.entries, offsets=lists.offsets if shared else none,
         chunk_starts=lists.chunk_starts if shared else none, counters=none if shared else lists.counters,
         group_starts=none if shared else lists.group_starts, local=none if shared else lists.local,
-        totals=none if shared else lists.totals, chunks=i32(p.sparse_chunks), capacity=i32(p.capacity),
+        totals=none if shared else lists.totals, chunks=i32(p.sparse.chunks), capacity=i32(p.capacity),
         image=image.pixels, rows=image.rows, cleared=i32(cleared), width=i32(p.width), height=i32(p.height))
 
 

@@ -86,14 +86,16 @@ def is_kernel_file(name: str | Path) -> bool:
     return isinstance(name, Path) or "/" in str(name)
 
 
-def load_module(name: str | Path, extra: dict | None = None, fmad: bool = False):
+def load_module(name: str | Path, extra: dict | None = None, fmad: bool = False, project: bool = False):
     """The compiled ``cupy.RawModule`` for kernels/NAME, or for the .cu file at path NAME, on
     the current device (cached; a file is compiled again when its text or a header changes).
-    A file gets student_compile_options(extra). fmad=True lets the compiler fuse multiply-adds
-    (faster, no longer bit-exact)."""
+    A file gets student_compile_options(extra), or with project=True the options of kernels/
+    (every constant, unprefixed: the project's own kernels kept outside the package, such as
+    benchmarks/ladder/). fmad=True lets the compiler fuse multiply-adds (faster, no longer
+    bit-exact)."""
     import cupy
     is_file = is_kernel_file(name)
-    options = student_compile_options(extra) if is_file else compile_options(extra)
+    options = student_compile_options(extra) if is_file and not project else compile_options(extra)
     if fmad:
         options = tuple(o for o in options if o != "--fmad=false")
     key = (cupy.cuda.Device().id, str(name), options) + ((kernel_source(name),) if is_file else ())

@@ -10,7 +10,9 @@ Paths (``FastPlan.path``):
 - ``sparse``: binned scenes with few circles over the average pixel (at most SPARSE_MAX_DEPTH):
   per-tile lists in chunk order (kernels/sparse_bin.cu), each round put in circle order in shared
   memory (kernels/sparse_draw.cu).
-Tile size, supertiles, cull step, the sparse blend and list sizes follow from the scene's circles
+What only one path varies lives in that path's frozen policy (``FastPlan.binned``: a
+``BinnedPolicy`` with its ``FrontLayer``; ``FastPlan.sparse``: a ``SparsePolicy``); the walk
+path has neither. Tile size, supertiles, cull step, the sparse blend and list sizes follow from the scene's circles
 (circle_render/constants.py says what was measured): those four are TUNABLE, which ``overrides``
 may replace (tests, benchmarks); every other constant is fixed.
 """
@@ -32,8 +34,46 @@ BACK_STAGES = ("bin_back", "draw_back")      # binned with a front layer: the de
 
 
 @dataclass(frozen=True)
+class FrontLayer:
+    """The binned path's front layer: the scene's last ``circles`` circles, binned and drawn
+    first; binning takes ``items`` circles a thread in ``chunks`` blocks."""
+
+    circles: int
+    items: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class BinnedPolicy:
+    """What the binned path varies: ``super_grid`` supertiles a side of ``super_px`` pixels
+    (whole tiles, a power of two of them), binning ``items`` circles a thread, ``chunk`` circles
+    a block in ``chunks`` blocks; ``front``: the front layer (None: every circle at once)."""
+
+    super_grid: int
+    super_px: int
+    items: int
+    chunk: int
+    chunks: int
+    front: FrontLayer | None = None
+
+
+@dataclass(frozen=True)
+class SparsePolicy:
+    """What the sparse path varies: ``shared``: binning counts in shared memory, ``chunks``
+    blocks of SPARSE_CHUNK circles (else global atomics, one chunk); ``blocks``: blocks of
+    sparse_sort (shared) or of sparse_count and sparse_emit, and of pack_records; ``held``:
+    entries of a chunk that sparse_sort places in shared memory (0 with global counting)."""
+
+    shared: bool
+    chunks: int
+    blocks: int
+    held: int
+
+
+@dataclass(frozen=True)
 class FastPlan:
-    """What the fast renderer runs for one scene at one size."""
+    """What the fast renderer runs for one scene at one size: what every path shares, and the
+    policy of its own path (``binned`` or ``sparse``; both None on the walk path)."""
 
     path: str                    # walk, binned or sparse (see the module's docstring)
     width: int
@@ -42,21 +82,16 @@ class FastPlan:
     tile: int                    # FAST_TILE: tiles are tile x tile pixels, one block each
     tiles: tuple[int, int]       # tiles across and up
     cull_items: int              # circles each thread culls per step of a walk
-    super_grid: int              # supertiles a side (binned)
-    super_px: int                # supertile side in pixels, whole tiles (binned)
-    items: int                   # circles per binning thread (binned)
-    chunk: int                   # circles per binning block (binned)
-    chunks: int                  # binning blocks (binned; 1 otherwise)
     capacity: int                # list entries the list buffer holds (binned, sparse)
-    sparse_shared: bool = False  # sparse binning counts in shared memory (else global atomics)
-    sparse_chunks: int = 1       # sparse binning blocks with shared counters (chunks of circles)
-    sparse_blocks: int = 1       # blocks of sparse_sort (shared), or of sparse_count and sparse_emit
-    sparse_held: int = 0         # entries of a chunk that sparse_sort places in shared memory
-    front: int = 0               # circles of the front layer, the scene's last (binned; 0: none)
-    front_items: int = 1         # circles per binning thread of the front layer
-    front_chunks: int = 1        # binning blocks of the front layer
     snow: bool = False           # snow shading (the draw kernels are compiled per shading)
     tuning: dict = field(default_factory=dict)   # every TUNABLE value, as chosen
+    binned: BinnedPolicy | None = None
+    sparse: SparsePolicy | None = None
+
+    @property
+    def front(self) -> FrontLayer | None:
+        """The binned path's front layer, or None (no front layer, or another path)."""
+        return self.binned.front if self.binned else None
 
     @property
     def stage_names(self) -> tuple[str, ...]:
@@ -66,8 +101,8 @@ class FastPlan:
     def defines(self) -> dict:
         """What the kernels are compiled with besides constants.py's values: the tuned values
         (host-only choices left out) and the sparse path's choices."""
-        return dict(self.tuning) | {
-            "SPARSE_SHARED": int(self.sparse_shared), "SNOW_SCENE": int(self.snow)}
+        shared = self.sparse.shared if self.sparse else self.tiles[0] * self.tiles[1] <= constants.SPARSE_SHARED_TILES
+        return dict(self.tuning) | {"SPARSE_SHARED": int(shared), "SNOW_SCENE": int(self.snow)}
 
 
 def sparse_held(tiles: int) -> int:
@@ -79,8 +114,8 @@ def sparse_held(tiles: int) -> int:
 def too_large(plan: "FastPlan") -> str | None:
     """Why the plan cannot draw its image (the binned path packs tile boxes relative to their
     supertile in bytes: supertiles of at most MAX_CELL_TILES tiles a side), or None."""
-    if plan.path == "binned" and plan.super_px // plan.tile > constants.MAX_CELL_TILES:
-        side = constants.MAX_CELL_TILES * plan.tile * plan.super_grid
+    if plan.binned and plan.binned.super_px // plan.tile > constants.MAX_CELL_TILES:
+        side = constants.MAX_CELL_TILES * plan.tile * plan.binned.super_grid
         return f"its binned path draws images up to {side} pixels a side with these constants"
     return None
 
@@ -178,31 +213,46 @@ def plan_fast(scene, width: int, height: int, overrides: dict | None = None,
         t["SUPER_GRID"] = super_grid(scene.radius, width, height, tile)
     grid = t["SUPER_GRID"]
     tiles = (ceil_div(width, tile), ceil_div(height, tile))
-    super_px = supertile_px(width, height, tile, grid)
-    items = items_per_thread(n, constants.BIN_TARGET_BLOCKS, grid * grid)
-    chunk = constants.BIN_THREADS * items
-    chunks = max(1, ceil_div(n, chunk)) if path == "binned" else 1
+    binned_policy = sparse_policy = None
     if path == "binned":
-        cap = list_capacity(scene.radius, width, height, super_px, grid)
+        binned_policy = binned_plan(scene, width, height, tile, grid, front)
+        cap = list_capacity(scene.radius, width, height, binned_policy.super_px, grid)
     elif path == "sparse":
+        sparse_policy = sparse_plan(n, tiles)
         cap = list_capacity(scene.radius, width, height, tile, max(tiles))
     else:
         cap = 0
-    if path != "binned" or scene.shading != FLAT:
-        front = 0                                                 # snow: alphas too small to finish
+    return FastPlan(path=path, width=width, height=height, n=n, tile=tile, tiles=tiles,
+                    cull_items=t["CULL_ITEMS"], capacity=cap if capacity is None else capacity,
+                    snow=scene.shading != FLAT, tuning=t, binned=binned_policy, sparse=sparse_policy)
+
+
+def binned_plan(scene, width: int, height: int, tile: int, grid: int, front: int | None) -> BinnedPolicy:
+    """The binned path's policy: ``grid`` supertiles a side, the binning grid, and the front
+    layer (``front`` circles; None: chosen by depth; 0: none; never for snow, whose alphas are
+    too small to finish a tile)."""
+    n = scene.n
+    items = items_per_thread(n, constants.BIN_TARGET_BLOCKS, grid * grid)
+    chunk = constants.BIN_THREADS * items
+    if scene.shading != FLAT:
+        front = 0
     elif front is None:
         front = front_layer(n, mean_depth(scene.radius), constants.FRONT_DEPTH)
     front = int(min(front, n))
-    front_items = items_per_thread(front, constants.BIN_TARGET_BLOCKS, grid * grid)
-    front_chunks = max(1, ceil_div(front, constants.BIN_THREADS * front_items))
-    shared = tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES
-    sparse_chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK)) if shared else 1
-    return FastPlan(path=path, width=width, height=height, n=n, tile=tile, tiles=tiles,
-                    cull_items=t["CULL_ITEMS"], super_grid=grid, super_px=super_px, items=items,
-                    chunk=chunk, chunks=chunks, capacity=cap if capacity is None else capacity,
-                    sparse_shared=shared, sparse_chunks=sparse_chunks,
-                    sparse_blocks=sparse_chunks if shared else
-                    max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)),
-                    sparse_held=sparse_held(tiles[0] * tiles[1]) if shared else 0,
-                    front=front, front_items=front_items, front_chunks=front_chunks,
-                    snow=scene.shading != FLAT, tuning=t)
+    layer = None
+    if front:
+        front_items = items_per_thread(front, constants.BIN_TARGET_BLOCKS, grid * grid)
+        layer = FrontLayer(circles=front, items=front_items,
+                           chunks=max(1, ceil_div(front, constants.BIN_THREADS * front_items)))
+    return BinnedPolicy(super_grid=grid, super_px=supertile_px(width, height, tile, grid), items=items,
+                        chunk=chunk, chunks=max(1, ceil_div(n, chunk)), front=layer)
+
+
+def sparse_plan(n: int, tiles: tuple[int, int]) -> SparsePolicy:
+    """The sparse path's policy for ``n`` circles over ``tiles``: shared counting up to
+    SPARSE_SHARED_TILES tiles, else global atomics."""
+    if tiles[0] * tiles[1] <= constants.SPARSE_SHARED_TILES:
+        chunks = max(1, ceil_div(n, constants.SPARSE_CHUNK))
+        return SparsePolicy(shared=True, chunks=chunks, blocks=chunks, held=sparse_held(tiles[0] * tiles[1]))
+    return SparsePolicy(shared=False, chunks=1, held=0,
+                        blocks=max(1, min(ceil_div(n, constants.SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)))

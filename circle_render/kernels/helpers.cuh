@@ -50,7 +50,7 @@ __device__ __forceinline__ unsigned thread_in_block() {
 }
 
 // The project's headers use the bare constant names: in a student's compile (CR_ constants)
-// they are defined here while those headers are read. (A project kernel, ladder.cu, has them.)
+// they are defined here while those headers are read. (A project kernel compiled with project=True has them.)
 #ifdef CR_FLAT_ALPHA
 #define PIXEL_CENTRE CR_PIXEL_CENTRE
 #define FLAT_ALPHA CR_FLAT_ALPHA

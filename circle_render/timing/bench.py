@@ -127,13 +127,6 @@ def format_table(record: dict) -> str:
     return "\n".join(lines)
 
 
-def print_record(record: dict, path: str | Path | None = None) -> None:
-    """A benchmark script's ending: the record as JSON on stdout, and in ``path`` if given."""
-    print(json.dumps(record, indent=2))
-    if path:
-        write_record(record, path)
-
-
 def write_record(record: dict, path: str | Path) -> Path:
     from circle_render.io.images import atomic_path
     path = Path(path)

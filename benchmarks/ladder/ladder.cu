@@ -3,7 +3,8 @@
 // render_pixel_loop: one thread per pixel, every circle in index order: right, and slow
 // (every pixel looks at every circle). render_pixel_loop_reversed: the same loop from the last
 // circle to the first, to show what breaking the order alone looks like (no races: each pixel
-// has one thread). NumPy twins: circle_render/twins/ladder.py.
+// has one thread). NumPy twins: twin.py beside this file. Compiled by path with the project's
+// constants (benchmarks/ladder/__init__.py), helpers.cuh from circle_render/kernels/.
 #include "helpers.cuh"
 
 template <bool REVERSED>

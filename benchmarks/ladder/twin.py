@@ -1,4 +1,4 @@
-"""Twins of kernels/ladder.cu: the per-pixel loop draws the reference image; the reversed loop
+"""Twins of ladder.cu (beside this file): the per-pixel loop draws the reference image; the reversed loop
 draws the reference image of the circles in reverse order."""
 from __future__ import annotations
 
