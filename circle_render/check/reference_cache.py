@@ -32,7 +32,7 @@ def cache_dir() -> Path:
 def reference_frame(scene: str, size: int, seed: int, progress=None) -> tuple[np.ndarray, bool]:
     """(frame 0 of ``scene`` from the reference renderer, whether it came from the cache).
     Cached as .npy under cache_dir(), keyed by scene, size, seed and reference_version()."""
-    from circle_render.cpu.reference import reference_image
+    from circle_render.cpu.fast import reference_image     # bit-identical to cpu/reference.py, faster
     from circle_render.io.images import atomic_path
     path = cache_dir() / "reference" / f"{scene}-{size}-{seed}-{reference_version()}.npy"
     if path.is_file():

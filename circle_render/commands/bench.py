@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from circle_render import __version__
+from circle_render import __version__, registry
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_name, require_gpu
 from circle_render.io.images import check_output_path
@@ -18,7 +18,8 @@ def default_output(renderer_name: str, size: int) -> Path:
     """GPU-RENDERER-SIZE-VERSION[-COMMIT].json, in benchmarks/results/ when run in a checkout,
     else in the current folder."""
     from circle_render.timing.bench import source_commit
-    slug = "".join(ch if ch.isalnum() else "-" for ch in (gpu_name() or "gpu")).strip("-")
+    machine = gpu_name() if registry.RENDERERS[renderer_name].needs_gpu else "cpu"
+    slug = "".join(ch if ch.isalnum() else "-" for ch in (machine or "gpu")).strip("-")
     commit = source_commit()
     name = f"{slug}-{renderer_name}-{size}-{__version__}" + (f"-{commit[:10]}" if commit else "") + ".json"
     return (RESULTS if RESULTS.is_dir() else Path(".")) / name
@@ -32,7 +33,8 @@ def bench_command(renderer_name, scenes, size, runs, output) -> None:
     if unknown:
         raise UserError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
     out = check_output_path(output or default_output(renderer_name, size), (".json",), "record")
-    require_gpu("render bench")
+    if registry.RENDERERS[renderer_name].needs_gpu:
+        require_gpu("render bench")
     record = run_bench(renderer_name, names, size, runs=runs,
                        progress=lambda n: click.echo(f"bench: {n}", err=True))
     write_record(record, out)

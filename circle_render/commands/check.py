@@ -34,7 +34,7 @@ def reference_times(ref_times: str | None, baseline: str | None, scenes: list[st
         return {}, factory, name, f"measured live with the {name} renderer (--baseline)"
     gpu = gpu_name()
     stored = (stored_times(gpu) or {}) if gpu else {}
-    fallback = "cuda" if gpu_available() else "cpu"
+    fallback = "cuda" if gpu_available() else "cpu-fast"
     factory, name = renderer_factory(fallback)
     if stored:
         return stored, factory, name, (f"the course's reference times for the {gpu}; scenes it "

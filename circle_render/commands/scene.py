@@ -25,9 +25,9 @@ def list_scenes() -> None:
 def pick_renderer(name: str, progress: bool = True):
     """Create the renderer for ``-r``; ``auto`` without a GPU says so on stderr."""
     from circle_render.gpu import gpu_status
-    if name == "auto" and not gpu_status()[0]:
-        click.echo(f"render: no usable GPU ({gpu_status()[1]}); using the cpu renderer", err=True)
     resolved = registry.resolve(name)
+    if name == "auto" and not gpu_status()[0]:
+        click.echo(f"render: no usable GPU ({gpu_status()[1]}); using the {resolved} renderer", err=True)
     return registry.create(resolved, **({"progress": progress} if resolved == "cpu" else {}))
 
 

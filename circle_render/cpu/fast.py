@@ -1,0 +1,120 @@
+"""``cpu-fast``: the reference's pictures, bit for bit, from a tiled multi-threaded renderer
+compiled with numba (the GPU renderers' design on the CPU).
+
+A frame: circle boxes (as the reference computes them) -> circles binned to square tiles in
+index order -> tiles blended in parallel, each pixel's circles in index order, in chunks of
+tiles between which Python sees Ctrl-C. Threads: numba's (all cores unless NUMBA_NUM_THREADS
+or numba.set_num_threads says otherwise).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH, SNOW_MAX_ALPHA, SNOW_RAMP
+from circle_render.cpu.animation import advance
+from circle_render.cpu.shading import circle_bounds, clear_rows, pixel_centres
+from circle_render.scenes.scene import SNOW, Scene
+
+f32 = np.float32
+TILE_W, TILE_H = 1024, 16    # tile size in pixels: wide tiles compute each circle row's span once
+MAX_BIN_ENTRIES = 1 << 25    # (circle, tile) pairs at most, before the tiles grow
+CHUNK_PIXELS = 1 << 25       # blends (bounded above) per parallel call: Ctrl-C waits at most one
+
+
+def tile_shape(bounds, width: int, height: int) -> tuple[int, int]:
+    """(TILE_W, TILE_H), both doubled until the (circle, tile) pairs fit in MAX_BIN_ENTRIES."""
+    x0, x1, y0, y1 = (b.astype(np.int64) for b in bounds)
+    live = (x0 < x1) & (y0 < y1)
+    tw, th = TILE_W, TILE_H
+    while tw < width or th < height:
+        pairs = (((x1 - 1) // tw - x0 // tw + 1) * ((y1 - 1) // th - y0 // th + 1))[live].sum()
+        if pairs <= MAX_BIN_ENTRIES:
+            break
+        tw, th = 2 * tw, 2 * th
+    return tw, th
+
+
+def chunks(starts: np.ndarray, tile_pixels: int, threads: int) -> list[np.ndarray]:
+    """The non-empty tiles in row-major order, cut into consecutive chunks of at most about
+    CHUNK_PIXELS blends (a tile's bound: its circles times its pixels), at least ``threads``
+    tiles each. Every non-empty tile is in exactly one chunk."""
+    counts = np.diff(starts)
+    busy = np.flatnonzero(counts).astype(np.int64)
+    if busy.size == 0:
+        return []
+    cost = np.cumsum(counts[busy] * tile_pixels)
+    cuts, lo = [], 0
+    while lo < busy.size:
+        hi = int(np.searchsorted(cost, (cost[lo - 1] if lo else 0) + CHUNK_PIXELS, side="right"))
+        hi = min(max(hi, lo + threads), busy.size)
+        cuts.append(busy[lo:hi])
+        lo = hi
+    return cuts
+
+
+def render_image(scene: Scene, image: np.ndarray, threads: int | None = None) -> np.ndarray:
+    """Blend all circles of ``scene`` into ``image`` ((H, W, 4) float32, C-contiguous, in place),
+    exactly as the reference (cpu/reference.py render_planes) does."""
+    import numba
+
+    from circle_render.cpu.fast_kernels import bin_circles, render_tiles
+    height, width, _ = image.shape
+    rows = image.reshape(height, 4 * width)
+    threads = threads or numba.get_num_threads()
+    bounds = circle_bounds(scene.position, scene.radius, width, height)
+    tile_w, tile_h = tile_shape(bounds, width, height)
+    tiles_x = -(-width // tile_w)
+    starts, ids = bin_circles(*bounds, tile_w, tile_h, tiles_x, -(-height // tile_h))
+    snow = scene.shading == SNOW
+    add = FLAT_ALPHA * scene.color
+    depth_alpha = SNOW_ALPHA_BASE + SNOW_ALPHA_DEPTH * (f32(1) - scene.position[:, 2])
+    max_alpha = (SNOW_MAX_ALPHA * np.clip(depth_alpha, f32(0), f32(1))).astype(np.float32)
+    cx, cy = pixel_centres(width), pixel_centres(height)
+    for part in chunks(starts, tile_w * tile_h, threads):
+        render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, ids, *bounds,
+                     scene.position, scene.radius, add, max_alpha, SNOW_RAMP, cx, cy, snow)
+    return image
+
+
+class CpuFastRenderer:
+    """cpu-fast behind the renderer interface (circle_render/interface.py)."""
+
+    name = "cpu-fast"
+
+    def __init__(self, threads: int | None = None):
+        self.threads = threads
+        self.scene = self.image = None
+
+    def load(self, scene: Scene, width: int, height: int) -> None:
+        self.scene, self.width, self.height = scene.copy(), width, height
+        self.image = np.empty((height, width, 4), dtype=np.float32)
+        self._clear = clear_rows(height, scene.shading)                 # (H, 4)
+
+    def clear(self) -> None:
+        from circle_render.cpu.fast_kernels import fill_rows
+        fill_rows(self.image.reshape(self.height, 4 * self.width), self._clear)
+
+    def advance(self) -> None:
+        advance(self.scene)
+
+    def render(self) -> None:
+        render_image(self.scene, self.image, self.threads)
+
+    def synchronize(self) -> None:
+        pass
+
+    def get_image(self) -> np.ndarray:
+        """(H, W, 4) float32, row 0 at the bottom."""
+        return self.image.copy()
+
+
+def reference_image(scene: Scene, width: int, height: int, steps: int = 1) -> np.ndarray:
+    """The reference renderer's picture after ``steps`` animation steps, (H, W, 4) float32,
+    drawn by cpu-fast (bit-identical to cpu/reference.py reference_image)."""
+    r = CpuFastRenderer()
+    r.load(scene, width, height)
+    for _ in range(steps):
+        r.advance()
+    r.clear()
+    r.render()
+    return r.get_image()

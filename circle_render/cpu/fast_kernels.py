@@ -1,0 +1,157 @@
+"""The numba kernels of ``cpu-fast`` (cpu/fast.py): binning circles to tiles, and blending each
+tile's circles in index order, row span by row span.
+
+Every value that reaches a pixel is computed in float32 with the reference's operation order
+(cpu/shading.py), and numba compiles without fastmath (no reassociation, no fused multiply-add),
+so the image is bit-identical to the NumPy reference. Compiled code is cached on disk
+(``cache=True``); numba falls back to a user cache folder when the package's is read-only.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+f32 = np.float32
+ONE = f32(1)
+HALF = f32(0.5)
+U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+
+
+@numba.njit(cache=True)
+def bin_circles(x0, x1, y0, y1, tile_w, tile_h, tiles_x, tiles_y):
+    """Each tile's circles in index order: (starts, ids) with tile t's ids in
+    ids[starts[t]:starts[t + 1]]; tiles are row-major, tile_w x tile_h pixels.
+    x0, x1, y0, y1: (n,) int32 pixel boxes [x0, x1) x [y0, y1), clamped to the image."""
+    n = x0.shape[0]
+    counts = np.zeros(tiles_x * tiles_y + 1, dtype=np.int64)
+    for i in range(n):
+        if x0[i] < x1[i] and y0[i] < y1[i]:
+            for ty in range(y0[i] // tile_h, (y1[i] - 1) // tile_h + 1):
+                for tx in range(x0[i] // tile_w, (x1[i] - 1) // tile_w + 1):
+                    counts[ty * tiles_x + tx + 1] += 1
+    starts = np.cumsum(counts)
+    fill = starts[:-1].copy()
+    ids = np.empty(starts[-1], dtype=np.int32)
+    for i in range(n):
+        if x0[i] < x1[i] and y0[i] < y1[i]:
+            for ty in range(y0[i] // tile_h, (y1[i] - 1) // tile_h + 1):
+                for tx in range(x0[i] // tile_w, (x1[i] - 1) // tile_w + 1):
+                    t = ty * tiles_x + tx
+                    ids[fill[t]] = i
+                    fill[t] += 1
+    return starts, ids
+
+
+@numba.njit(inline="always")
+def tile_rect(t, tiles_x, tile_w, tile_h, width, height):
+    """Tile t's pixels [x0, x1) x [y0, y1) (row-major tiles, the last ones cut by the image)."""
+    x0, y0 = (t % tiles_x) * tile_w, (t // tiles_x) * tile_h
+    return x0, min(x0 + tile_w, width), y0, min(y0 + tile_h, height)
+
+
+@numba.njit(inline="always")
+def _d2(px, cx, dy2):
+    """The reference's squared distance, (dy*dy) + (dx*dx), in float32."""
+    dx = px - cx
+    return dy2 + dx * dx
+
+
+@numba.njit(inline="always")
+def _row_span(px, r2, dy2, cx, lo, hi, width):
+    """The covered pixels [a, b) of one row within [lo, hi). Along a row d2 falls then rises, so
+    the covered pixels are one run, holding the pixel nearest the centre when there are any
+    (near or a neighbour: the rounding). Float estimates of the ends are corrected by the exact
+    test, so the span is exactly the pixels with d2 <= r2."""
+    centre = np.float64(px) * width - 0.5            # in pixel indices
+    near = min(max(int(np.floor(centre + 0.5)), lo), hi - 1)
+    half = np.sqrt(max(np.float64(r2) - np.float64(dy2), 0.0)) * width
+    a = max(lo, min(int(np.ceil(centre - half)), near - 1))
+    if _d2(px, cx[a], dy2) <= r2:
+        while a > lo and _d2(px, cx[a - 1], dy2) <= r2:
+            a -= 1
+    else:
+        a += 1
+        while a <= near + 1 and a < hi and _d2(px, cx[a], dy2) > r2:
+            a += 1
+        if a > near + 1 or a == hi:
+            return lo, lo                            # no pixel of this row is covered
+    b = min(hi - 1, max(int(np.floor(centre + half)), near + 1, a))
+    if _d2(px, cx[b], dy2) <= r2:
+        while b < hi - 1 and _d2(px, cx[b + 1], dy2) <= r2:
+            b += 1
+    else:
+        b -= 1
+        while _d2(px, cx[b], dy2) > r2:              # stops at a, which is covered
+            b -= 1
+    return a, b + 1
+
+
+@numba.njit(inline="always")
+def _blend_flat(row, a, b, add_r, add_g, add_b):
+    """c <- 0.5*colour + 0.5*c, alpha <- alpha + 0.5 over pixels [a, b) of one RGBA row
+    (add_* = 0.5*colour). Unsigned indices: numba then skips its negative-index wraparound,
+    which is what lets LLVM vectorise the loop."""
+    for j in range(np.uint64(4 * a), np.uint64(4 * b), U4):
+        row[j] = add_r + HALF * row[j]
+        row[j + U1] = add_g + HALF * row[j + U1]
+        row[j + U2] = add_b + HALF * row[j + U2]
+        row[j + U3] = row[j + U3] + HALF
+
+
+@numba.njit(inline="always")
+def _blend_snow(row, a, b, px, dy2, cx, radius, max_alpha, ramp):
+    """The course's snow shading (cpu/shading.py snow_alpha_color, blend_planes) over pixels
+    [a, b) of one RGBA row."""
+    last = ramp.shape[0] - 1
+    steps = f32(last)
+    falloff = f32(-1) * f32(4)
+    for x in range(np.uint64(a), np.uint64(b)):
+        d = np.sqrt(_d2(px, cx[x], dy2)) / radius
+        scaled = d * steps
+        base = min(np.int32(scaled), last)
+        weight = scaled - f32(base)
+        nxt = min(base + 1, last)
+        alpha = max_alpha * f32(np.exp(np.float64((falloff * d) * d)))
+        keep = ONE - alpha
+        j = x * U4
+        for c in range(3):
+            color = (ONE - weight) * ramp[base, c] + weight * ramp[nxt, c]
+            row[j + np.uint64(c)] = alpha * color + keep * row[j + np.uint64(c)]
+        row[j + U3] = row[j + U3] + alpha
+
+
+@numba.njit(parallel=True, cache=True)
+def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, ids, x0, x1, y0, y1, pos, radius,
+                 add, max_alpha, ramp, cx, cy, snow):
+    """Blend every circle of the listed tiles into ``image``, each pixel's circles in index order.
+
+    image: (H, 4W) float32, RGBA rows, modified in place; tiles: (k,) int64 row-major tile numbers, thread
+    t takes tiles[t], tiles[t + threads], ...; starts, ids: bin_circles' lists; x0, x1, y0, y1: (n,) int32 pixel boxes; pos: (n, 3) and
+    radius: (n,) float32; add: (n, 3) float32 0.5*colour (flat); max_alpha: (n,) float32 (snow);
+    ramp: (5, 3) float32 snow colours; cx: (W,), cy: (H,) float32 pixel centres; snow: bool.
+    """
+    height, width = image.shape[0], image.shape[1] // 4
+    for t in numba.prange(threads):
+        for k in range(t, tiles.shape[0], threads):
+            tx0, tx1, ty0, ty1 = tile_rect(tiles[k], tiles_x, tile_w, tile_h, width, height)
+            for j in range(starts[tiles[k]], starts[tiles[k] + 1]):
+                i = ids[j]
+                px, py, r = pos[i, 0], pos[i, 1], radius[i]
+                r2 = r * r
+                lo, hi = max(tx0, x0[i]), min(tx1, x1[i])
+                for y in range(max(ty0, y0[i]), min(ty1, y1[i])):
+                    dy = py - cy[y]
+                    dy2 = dy * dy
+                    a, b = _row_span(px, r2, dy2, cx, lo, hi, width)
+                    if snow:
+                        _blend_snow(image[y], a, b, px, dy2, cx, r, max_alpha[i], ramp)
+                    else:
+                        _blend_flat(image[y], a, b, add[i, 0], add[i, 1], add[i, 2])
+
+
+@numba.njit(cache=True)
+def fill_rows(image, colours):
+    """image[y, x] = colours[y] for every pixel: image (H, 4W) float32 RGBA rows, colours (H, 4)."""
+    for y in range(image.shape[0]):
+        for j in range(0, image.shape[1], 4):
+            image[y, j:j + 4] = colours[y]

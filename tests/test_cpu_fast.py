@@ -1,0 +1,143 @@
+"""cpu-fast (cpu/fast.py): bit-identical to the NumPy reference, its tiles and chunks cover every
+pixel once, and Ctrl-C stops it."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from circle_render import registry
+from circle_render.cpu import fast
+from circle_render.cpu.fast_kernels import bin_circles, tile_rect
+from circle_render.cpu.reference import CpuRenderer, reference_image
+from circle_render.cpu.shading import circle_bounds, to_bytes
+from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.scenes.scene import FLAT, SNOW, Scene
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def same_bits(a, b):
+    return a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+@pytest.mark.parametrize("name", SCENE_NAMES)
+def test_every_scene_is_bit_identical_to_the_reference(name):
+    for size, seed in ((47, 3), (64, 0)):
+        scene = make_scene(name, seed)
+        ref, img = reference_image(scene, size, size), fast.reference_image(scene, size, size)
+        assert same_bits(ref, img), (name, size, seed)
+        assert np.array_equal(to_bytes(ref), to_bytes(img))
+
+
+@pytest.mark.parametrize("name", ["hypnosis", "bouncingballs", "fireworks", "snow"])
+def test_animation_frames_are_bit_identical(name):
+    scene = make_scene(name, 5)
+    ref, mine = CpuRenderer(), registry.create("cpu-fast")
+    for r in (ref, mine):
+        r.load(scene, 41, 41)
+    for frame in range(120 if name == "snow" else 30):   # snow's flakes reach the screen later
+        for r in (ref, mine):
+            r.clear()
+            r.advance()
+            if frame % 10 == 9:
+                r.render()
+        if frame % 10 == 9:
+            assert same_bits(ref.get_image(), mine.get_image()), frame
+
+
+@pytest.mark.parametrize("shading", [FLAT, SNOW])
+def test_hostile_circles_and_odd_sizes(shading):
+    """Circles off the edges, huge, tiny and overlapping, on non-square and 1-pixel images."""
+    rng = np.random.default_rng(7)
+    n = 400
+    pos = rng.uniform(-0.5, 1.5, (n, 3)).astype(np.float32)
+    radius = np.exp(rng.uniform(np.log(1e-4), np.log(2.0), n)).astype(np.float32)
+    scene = Scene("hostile", pos, radius, rng.uniform(0, 1, (n, 3)), shading=shading)
+    for width, height in ((1, 1), (2, 3), (33, 17), (130, 1), (1, 70)):
+        ref, img = reference_image(scene, width, height), fast.reference_image(scene, width, height)
+        assert same_bits(ref, img), (width, height)
+
+
+def test_grown_tiles_are_still_exact(monkeypatch):
+    """Big images double the tile side to bound the bin lists; force that at a small size."""
+    monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", 50)
+    scene = make_scene("rand10k", 2)
+    bounds = circle_bounds(scene.position, scene.radius, 90, 90)
+    assert fast.tile_shape(bounds, 90, 90) != (fast.TILE_W, fast.TILE_H)
+    assert same_bits(reference_image(scene, 90, 90), fast.reference_image(scene, 90, 90))
+
+
+@pytest.mark.parametrize("width,height,tile_w,tile_h", [(1, 1, 1024, 16), (37, 100, 16, 8), (64, 64, 64, 64),
+                                                        (1000, 33, 1024, 16), (130, 70, 32, 32)])
+def test_tiles_and_chunks_cover_every_pixel_once(width, height, tile_w, tile_h):
+    tiles_x, tiles_y = -(-width // tile_w), -(-height // tile_h)
+    hits = np.zeros((height, width), dtype=np.int64)
+    for t in range(tiles_x * tiles_y):
+        x0, x1, y0, y1 = tile_rect(t, tiles_x, tile_w, tile_h, width, height)
+        hits[y0:y1, x0:x1] += 1
+    assert (hits == 1).all()
+    # the chunks list every tile that has circles exactly once, whatever the thread count
+    scene = make_scene("rand10k", 1)
+    starts, _ = bin_circles(*circle_bounds(scene.position, scene.radius, width, height),
+                            tile_w, tile_h, tiles_x, tiles_y)
+    for threads in (1, 2, 3, 64):
+        parts = fast.chunks(starts, tile_w * tile_h, threads)
+        listed = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        assert sorted(listed) == list(np.flatnonzero(np.diff(starts)))
+        assert all(p.size >= min(threads, listed.size - sum(q.size for q in parts[:i]))
+                   for i, p in enumerate(parts))
+
+
+def test_bins_list_each_tiles_circles_in_index_order():
+    scene = make_scene("biglittle", 1)
+    starts, ids = bin_circles(*circle_bounds(scene.position, scene.radius, 200, 200), 64, 16, 4, 13)
+    for t in range(len(starts) - 1):
+        lst = ids[starts[t]:starts[t + 1]]
+        assert (np.diff(lst) > 0).all()
+
+
+def test_auto_uses_cpu_fast_without_a_gpu(monkeypatch):
+    monkeypatch.setattr(registry, "gpu_available", lambda: False)
+    assert registry.resolve("auto") == "cpu-fast"
+    assert registry.resolve("cpu") == "cpu"
+
+
+def test_array_api_with_cpu_fast_matches_cpu():
+    import circle_render
+    rng = np.random.default_rng(1)
+    pos, rad, col = rng.uniform(0, 1, (300, 2)), rng.uniform(0.01, 0.2, 300), rng.uniform(0, 1, (300, 3))
+    a = circle_render.render(pos, rad, col, 61, 45, renderer="cpu")
+    b = circle_render.render(pos, rad, col, 61, 45, renderer="cpu-fast")
+    assert same_bits(a, b)
+
+
+def test_ctrl_c_stops_a_long_render_promptly(tmp_path):
+    """SIGINT mid-render: the chunks between parallel calls let Python raise KeyboardInterrupt."""
+    code = ("import sys, time; from circle_render.cpu.fast import CpuFastRenderer, reference_image;"
+            "from circle_render.scenes import make_scene;"
+            "reference_image(make_scene('rgb', 1), 8, 8); reference_image(make_scene('snowsingle', 1), 8, 8);"
+            "r = CpuFastRenderer(); r.load(make_scene('biglittle', 1), 4096, 4096); r.clear();"
+            "print('go', flush=True); t = time.perf_counter()\n"
+            "try:\n    [r.render() for _ in range(50)]\n"
+            "except KeyboardInterrupt:\n    print('stopped', time.perf_counter() - t, flush=True)")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert p.stdout.readline().strip() == "go"
+        time.sleep(1.0)
+        sent = time.perf_counter()
+        p.send_signal(signal.SIGINT)
+        out = p.stdout.readline()
+        waited = time.perf_counter() - sent
+        assert out.startswith("stopped"), out
+        assert waited < 5, waited
+        assert p.wait(timeout=30) == 0
+    finally:
+        p.kill()
+        p.wait()
