@@ -12,7 +12,7 @@ import numpy as np
 
 from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH, SNOW_MAX_ALPHA, SNOW_RAMP
 from circle_render.cpu.animation import advance
-from circle_render.cpu.shading import circle_bounds, clear_rows, pixel_centres
+from circle_render.cpu.shading import clear_rows, pixel_centres
 from circle_render.scenes.scene import SNOW, Scene
 
 f32 = np.float32
@@ -21,17 +21,18 @@ MAX_BIN_ENTRIES = 1 << 25    # (circle, tile) pairs at most, before the tiles gr
 CHUNK_PIXELS = 1 << 25       # blends (bounded above) per parallel call: Ctrl-C waits at most one
 
 
-def tile_shape(bounds, width: int, height: int) -> tuple[int, int]:
-    """(TILE_W, TILE_H), both doubled until the (circle, tile) pairs fit in MAX_BIN_ENTRIES."""
-    x0, x1, y0, y1 = (b.astype(np.int64) for b in bounds)
-    live = (x0 < x1) & (y0 < y1)
+def bin_tiles(bounds, width: int, height: int):
+    """(tile_w, tile_h, tiles_x, starts, ids): bin_circles with TILE_W x TILE_H tiles, both
+    sides doubled while the (circle, tile) pairs would be more than MAX_BIN_ENTRIES."""
+    from circle_render.cpu.fast_kernels import bin_circles
     tw, th = TILE_W, TILE_H
-    while tw < width or th < height:
-        pairs = (((x1 - 1) // tw - x0 // tw + 1) * ((y1 - 1) // th - y0 // th + 1))[live].sum()
-        if pairs <= MAX_BIN_ENTRIES:
-            break
+    while True:
+        tiles_x = -(-width // tw)
+        limit = MAX_BIN_ENTRIES if tw < width or th < height else 2 ** 62    # one tile: any count
+        starts, ids = bin_circles(*bounds, tw, th, tiles_x, -(-height // th), limit)
+        if ids.size == starts[-1]:
+            return tw, th, tiles_x, starts, ids
         tw, th = 2 * tw, 2 * th
-    return tw, th
 
 
 def chunks(starts: np.ndarray, tile_pixels: int, threads: int) -> list[np.ndarray]:
@@ -57,14 +58,12 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None) ->
     exactly as the reference (cpu/reference.py render_planes) does."""
     import numba
 
-    from circle_render.cpu.fast_kernels import bin_circles, render_tiles
+    from circle_render.cpu.fast_kernels import circle_boxes, render_tiles
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
     threads = threads or numba.get_num_threads()
-    bounds = circle_bounds(scene.position, scene.radius, width, height)
-    tile_w, tile_h = tile_shape(bounds, width, height)
-    tiles_x = -(-width // tile_w)
-    starts, ids = bin_circles(*bounds, tile_w, tile_h, tiles_x, -(-height // tile_h))
+    bounds = circle_boxes(scene.position, scene.radius, width, height)
+    tile_w, tile_h, tiles_x, starts, ids = bin_tiles(bounds, width, height)
     snow = scene.shading == SNOW
     add = FLAT_ALPHA * scene.color
     depth_alpha = SNOW_ALPHA_BASE + SNOW_ALPHA_DEPTH * (f32(1) - scene.position[:, 2])

@@ -14,13 +14,15 @@ import numpy as np
 f32 = np.float32
 ONE = f32(1)
 HALF = f32(0.5)
+SHORT_ROW = 8              # rows of a box at most this wide are scanned pixel by pixel
 U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
 
 @numba.njit(cache=True)
-def bin_circles(x0, x1, y0, y1, tile_w, tile_h, tiles_x, tiles_y):
+def bin_circles(x0, x1, y0, y1, tile_w, tile_h, tiles_x, tiles_y, max_entries):
     """Each tile's circles in index order: (starts, ids) with tile t's ids in
-    ids[starts[t]:starts[t + 1]]; tiles are row-major, tile_w x tile_h pixels.
+    ids[starts[t]:starts[t + 1]]; tiles are row-major, tile_w x tile_h pixels. More than
+    ``max_entries`` (circle, tile) pairs: ids comes back empty (the caller takes bigger tiles).
     x0, x1, y0, y1: (n,) int32 pixel boxes [x0, x1) x [y0, y1), clamped to the image."""
     n = x0.shape[0]
     counts = np.zeros(tiles_x * tiles_y + 1, dtype=np.int64)
@@ -30,6 +32,8 @@ def bin_circles(x0, x1, y0, y1, tile_w, tile_h, tiles_x, tiles_y):
                 for tx in range(x0[i] // tile_w, (x1[i] - 1) // tile_w + 1):
                     counts[ty * tiles_x + tx + 1] += 1
     starts = np.cumsum(counts)
+    if starts[-1] > max_entries:
+        return starts, np.empty(0, dtype=np.int32)
     fill = starts[:-1].copy()
     ids = np.empty(starts[-1], dtype=np.int32)
     for i in range(n):
@@ -62,6 +66,14 @@ def _row_span(px, r2, dy2, cx, lo, hi, width):
     the covered pixels are one run, holding the pixel nearest the centre when there are any
     (near or a neighbour: the rounding). Float estimates of the ends are corrected by the exact
     test, so the span is exactly the pixels with d2 <= r2."""
+    if hi - lo <= SHORT_ROW:                         # tiny boxes: test every pixel
+        a = lo
+        while a < hi and _d2(px, cx[a], dy2) > r2:
+            a += 1
+        b = hi
+        while b > a and _d2(px, cx[b - 1], dy2) > r2:
+            b -= 1
+        return a, b
     centre = np.float64(px) * width - 0.5            # in pixel indices
     near = min(max(int(np.floor(centre + 0.5)), lo), hi - 1)
     half = np.sqrt(max(np.float64(r2) - np.float64(dy2), 0.0)) * width
@@ -149,9 +161,36 @@ def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, ids, x0
                         _blend_flat(image[y], a, b, add[i, 0], add[i, 1], add[i, 2])
 
 
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def fill_rows(image, colours):
     """image[y, x] = colours[y] for every pixel: image (H, 4W) float32 RGBA rows, colours (H, 4)."""
-    for y in range(image.shape[0]):
-        for j in range(0, image.shape[1], 4):
-            image[y, j:j + 4] = colours[y]
+    for y in numba.prange(image.shape[0]):
+        row = image[y]
+        c0, c1, c2, c3 = colours[y, 0], colours[y, 1], colours[y, 2], colours[y, 3]
+        for j in range(np.uint64(0), np.uint64(row.shape[0]), U4):
+            row[j] = c0
+            row[j + U1] = c1
+            row[j + U2] = c2
+            row[j + U3] = c3
+
+
+@numba.njit(parallel=True, cache=True)
+def circle_boxes(pos, radius, width, height):
+    """Each circle's pixel box [x0, x1) x [y0, y1) as (n,) int32 arrays, exactly as
+    cpu/shading.py circle_bounds: x0 = int((px - r) * W), x1 = int((px + r) * W) + 1 (float32,
+    truncated), clamped to [0, W]; same for y. Clamped in float first: no integer overflow."""
+    n = radius.shape[0]
+    x0, x1 = np.empty(n, np.int32), np.empty(n, np.int32)
+    y0, y1 = np.empty(n, np.int32), np.empty(n, np.int32)
+    fw, fh = f32(width), f32(height)
+    for i in numba.prange(n):
+        x0[i] = _clamped(int(min(max((pos[i, 0] - radius[i]) * fw, f32(-1)), fw + 1)), width)
+        x1[i] = _clamped(int(min(max((pos[i, 0] + radius[i]) * fw, f32(-1)), fw + 1)) + 1, width)
+        y0[i] = _clamped(int(min(max((pos[i, 1] - radius[i]) * fh, f32(-1)), fh + 1)), height)
+        y1[i] = _clamped(int(min(max((pos[i, 1] + radius[i]) * fh, f32(-1)), fh + 1)) + 1, height)
+    return x0, x1, y0, y1
+
+
+@numba.njit(inline="always")
+def _clamped(v, size):
+    return min(max(v, 0), size)
