@@ -12,13 +12,17 @@ import pytest
 
 from circle_render import registry
 from circle_render.cpu import fast
-from circle_render.cpu.fast_kernels import bin_circles, circle_boxes, tile_rect
+from circle_render.cpu.fast_kernels import bin_circles, prepare_circles, tile_rect
 from circle_render.cpu.reference import CpuRenderer, reference_image
 from circle_render.cpu.shading import circle_bounds, to_bytes
 from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.scenes.scene import FLAT, SNOW, Scene
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def boxes_of(scene, width, height):
+    return np.stack(circle_bounds(scene.position, scene.radius, width, height), axis=1)
 
 
 def same_bits(a, b):
@@ -68,15 +72,16 @@ def test_circle_boxes_are_the_references():
     pos = rng.uniform(-3, 4, (5000, 3)).astype(np.float32)
     radius = np.exp(rng.uniform(np.log(1e-6), np.log(1e6), 5000)).astype(np.float32)
     for width, height in ((1, 1), (37, 1000), (16384, 16384)):
-        for mine, ref in zip(circle_boxes(pos, radius, width, height), circle_bounds(pos, radius, width, height)):
-            assert mine.dtype == np.int32 and np.array_equal(mine, ref)
+        boxes, _ = prepare_circles(pos, radius, np.zeros((5000, 3), np.float32), width, height)
+        for mine, ref in zip(boxes.T, circle_bounds(pos, radius, width, height)):
+            assert np.array_equal(mine, ref)
 
 
 def test_grown_tiles_are_still_exact(monkeypatch):
     """Big images double the tile side to bound the bin lists; force that at a small size."""
     monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", 50)
     scene = make_scene("rand10k", 2)
-    tile_w, tile_h, *_ = fast.bin_tiles(circle_bounds(scene.position, scene.radius, 90, 90), 90, 90)
+    tile_w, tile_h, *_ = fast.bin_tiles(boxes_of(scene, 90, 90), 90, 90)
     assert (tile_w, tile_h) != (fast.TILE_W, fast.TILE_H)
     assert same_bits(reference_image(scene, 90, 90), fast.reference_image(scene, 90, 90))
 
@@ -92,7 +97,7 @@ def test_tiles_and_chunks_cover_every_pixel_once(width, height, tile_w, tile_h):
     assert (hits == 1).all()
     # the chunks list every tile that has circles exactly once, whatever the thread count
     scene = make_scene("rand10k", 1)
-    starts, _ = bin_circles(*circle_bounds(scene.position, scene.radius, width, height),
+    starts, _ = bin_circles(boxes_of(scene, width, height),
                             tile_w, tile_h, tiles_x, tiles_y, 2 ** 62)
     for threads in (1, 2, 3, 64):
         parts = fast.chunks(starts, tile_w * tile_h, threads)
@@ -104,7 +109,7 @@ def test_tiles_and_chunks_cover_every_pixel_once(width, height, tile_w, tile_h):
 
 def test_bins_list_each_tiles_circles_in_index_order():
     scene = make_scene("biglittle", 1)
-    starts, ids = bin_circles(*circle_bounds(scene.position, scene.radius, 200, 200), 64, 16, 4, 13, 2 ** 62)
+    starts, ids = bin_circles(boxes_of(scene, 200, 200), 64, 16, 4, 13, 2 ** 62)
     for t in range(len(starts) - 1):
         lst = ids[starts[t]:starts[t + 1]]
         assert (np.diff(lst) > 0).all()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH, SNOW_MAX_ALPHA, SNOW_RAMP
+from circle_render.constants import SNOW_RAMP
 from circle_render.cpu.animation import advance
 from circle_render.cpu.shading import clear_rows, pixel_centres
 from circle_render.scenes.scene import SNOW, Scene
@@ -21,7 +21,7 @@ MAX_BIN_ENTRIES = 1 << 25    # (circle, tile) pairs at most, before the tiles gr
 CHUNK_PIXELS = 1 << 25       # blends (bounded above) per parallel call: Ctrl-C waits at most one
 
 
-def bin_tiles(bounds, width: int, height: int):
+def bin_tiles(boxes, width: int, height: int):
     """(tile_w, tile_h, tiles_x, starts, ids): bin_circles with TILE_W x TILE_H tiles, both
     sides doubled while the (circle, tile) pairs would be more than MAX_BIN_ENTRIES."""
     from circle_render.cpu.fast_kernels import bin_circles
@@ -29,7 +29,7 @@ def bin_tiles(bounds, width: int, height: int):
     while True:
         tiles_x = -(-width // tw)
         limit = MAX_BIN_ENTRIES if tw < width or th < height else 2 ** 62    # one tile: any count
-        starts, ids = bin_circles(*bounds, tw, th, tiles_x, -(-height // th), limit)
+        starts, ids = bin_circles(boxes, tw, th, tiles_x, -(-height // th), limit)
         if ids.size == starts[-1]:
             return tw, th, tiles_x, starts, ids
         tw, th = 2 * tw, 2 * th
@@ -58,20 +58,16 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None) ->
     exactly as the reference (cpu/reference.py render_planes) does."""
     import numba
 
-    from circle_render.cpu.fast_kernels import circle_boxes, render_tiles
+    from circle_render.cpu.fast_kernels import prepare_circles, render_tiles
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
     threads = threads or numba.get_num_threads()
-    bounds = circle_boxes(scene.position, scene.radius, width, height)
-    tile_w, tile_h, tiles_x, starts, ids = bin_tiles(bounds, width, height)
-    snow = scene.shading == SNOW
-    add = FLAT_ALPHA * scene.color
-    depth_alpha = SNOW_ALPHA_BASE + SNOW_ALPHA_DEPTH * (f32(1) - scene.position[:, 2])
-    max_alpha = (SNOW_MAX_ALPHA * np.clip(depth_alpha, f32(0), f32(1))).astype(np.float32)
+    boxes, data = prepare_circles(scene.position, scene.radius, scene.color, width, height)
+    tile_w, tile_h, tiles_x, starts, ids = bin_tiles(boxes, width, height)
     cx, cy = pixel_centres(width), pixel_centres(height)
     for part in chunks(starts, tile_w * tile_h, threads):
-        render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, ids, *bounds,
-                     scene.position, scene.radius, add, max_alpha, SNOW_RAMP, cx, cy, snow)
+        render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, ids, boxes, data,
+                     SNOW_RAMP, cx, cy, scene.shading == SNOW)
     return image
 
 

@@ -11,20 +11,24 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH, SNOW_FALLOFF, SNOW_MAX_ALPHA
+
 f32 = np.float32
 ONE = f32(1)
-HALF = f32(0.5)
+# numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
+HALF = FLAT_ALPHA          # flat blend: c <- HALF * colour + HALF * c
 SHORT_ROW = 8              # rows of a box at most this wide are scanned pixel by pixel
 U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
 
 @numba.njit(cache=True)
-def bin_circles(x0, x1, y0, y1, tile_w, tile_h, tiles_x, tiles_y, max_entries):
+def bin_circles(boxes, tile_w, tile_h, tiles_x, tiles_y, max_entries):
     """Each tile's circles in index order: (starts, ids) with tile t's ids in
     ids[starts[t]:starts[t + 1]]; tiles are row-major, tile_w x tile_h pixels. More than
     ``max_entries`` (circle, tile) pairs: ids comes back empty (the caller takes bigger tiles).
-    x0, x1, y0, y1: (n,) int32 pixel boxes [x0, x1) x [y0, y1), clamped to the image."""
-    n = x0.shape[0]
+    boxes: (n, 4) int32 pixel boxes x0, x1, y0, y1 ([x0, x1) x [y0, y1), clamped to the image)."""
+    n = boxes.shape[0]
+    x0, x1, y0, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
     counts = np.zeros(tiles_x * tiles_y + 1, dtype=np.int64)
     for i in range(n):
         if x0[i] < x1[i] and y0[i] < y1[i]:
@@ -99,66 +103,67 @@ def _row_span(px, r2, dy2, cx, lo, hi, width):
 
 
 @numba.njit(inline="always")
-def _blend_flat(row, a, b, add_r, add_g, add_b):
+def _blend_flat(row, base, a, b, add_r, add_g, add_b):
     """c <- 0.5*colour + 0.5*c, alpha <- alpha + 0.5 over pixels [a, b) of one RGBA row
     (add_* = 0.5*colour). Unsigned indices: numba then skips its negative-index wraparound,
     which is what lets LLVM vectorise the loop."""
-    for j in range(np.uint64(4 * a), np.uint64(4 * b), U4):
-        row[j] = add_r + HALF * row[j]
-        row[j + U1] = add_g + HALF * row[j + U1]
-        row[j + U2] = add_b + HALF * row[j + U2]
-        row[j + U3] = row[j + U3] + HALF
+    half = f32(HALF)
+    for j in range(base + np.uint64(4 * a), base + np.uint64(4 * b), U4):
+        row[j] = add_r + half * row[j]
+        row[j + U1] = add_g + half * row[j + U1]
+        row[j + U2] = add_b + half * row[j + U2]
+        row[j + U3] = row[j + U3] + half
 
 
 @numba.njit(inline="always")
-def _blend_snow(row, a, b, px, dy2, cx, radius, max_alpha, ramp):
+def _blend_snow(row, base, a, b, px, dy2, cx, radius, max_alpha, ramp):
     """The course's snow shading (cpu/shading.py snow_alpha_color, blend_planes) over pixels
     [a, b) of one RGBA row."""
     last = ramp.shape[0] - 1
     steps = f32(last)
-    falloff = f32(-1) * f32(4)
+    falloff = f32(-1) * f32(SNOW_FALLOFF)
     for x in range(np.uint64(a), np.uint64(b)):
         d = np.sqrt(_d2(px, cx[x], dy2)) / radius
         scaled = d * steps
-        base = min(np.int32(scaled), last)
-        weight = scaled - f32(base)
-        nxt = min(base + 1, last)
+        entry = min(np.int32(scaled), last)
+        weight = scaled - f32(entry)
+        nxt = min(entry + 1, last)
         alpha = max_alpha * f32(np.exp(np.float64((falloff * d) * d)))
         keep = ONE - alpha
-        j = x * U4
+        j = base + x * U4
         for c in range(3):
-            color = (ONE - weight) * ramp[base, c] + weight * ramp[nxt, c]
+            color = (ONE - weight) * ramp[entry, c] + weight * ramp[nxt, c]
             row[j + np.uint64(c)] = alpha * color + keep * row[j + np.uint64(c)]
         row[j + U3] = row[j + U3] + alpha
 
 
 @numba.njit(parallel=True, cache=True)
-def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, ids, x0, x1, y0, y1, pos, radius,
-                 add, max_alpha, ramp, cx, cy, snow):
+def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, ids, boxes, data, ramp, cx, cy, snow):
     """Blend every circle of the listed tiles into ``image``, each pixel's circles in index order.
 
     image: (H, 4W) float32, RGBA rows, modified in place; tiles: (k,) int64 row-major tile numbers, thread
-    t takes tiles[t], tiles[t + threads], ...; starts, ids: bin_circles' lists; x0, x1, y0, y1: (n,) int32 pixel boxes; pos: (n, 3) and
-    radius: (n,) float32; add: (n, 3) float32 0.5*colour (flat); max_alpha: (n,) float32 (snow);
-    ramp: (5, 3) float32 snow colours; cx: (W,), cy: (H,) float32 pixel centres; snow: bool.
+    t takes tiles[t], tiles[t + threads], ...; starts, ids: bin_circles' lists; boxes, data:
+    prepare_circles'; ramp: (5, 3) float32 snow colours; cx: (W,), cy: (H,) float32 pixel centres; snow: bool.
     """
     height, width = image.shape[0], image.shape[1] // 4
+    flat = image.reshape(image.size)
     for t in numba.prange(threads):
         for k in range(t, tiles.shape[0], threads):
             tx0, tx1, ty0, ty1 = tile_rect(tiles[k], tiles_x, tile_w, tile_h, width, height)
             for j in range(starts[tiles[k]], starts[tiles[k] + 1]):
                 i = ids[j]
-                px, py, r = pos[i, 0], pos[i, 1], radius[i]
+                px, py, r = data[i, 0], data[i, 1], data[i, 2]
                 r2 = r * r
-                lo, hi = max(tx0, x0[i]), min(tx1, x1[i])
-                for y in range(max(ty0, y0[i]), min(ty1, y1[i])):
+                lo, hi = max(tx0, boxes[i, 0]), min(tx1, boxes[i, 1])
+                for y in range(max(ty0, boxes[i, 2]), min(ty1, boxes[i, 3])):
                     dy = py - cy[y]
                     dy2 = dy * dy
                     a, b = _row_span(px, r2, dy2, cx, lo, hi, width)
+                    base = np.uint64(y) * np.uint64(4 * width)
                     if snow:
-                        _blend_snow(image[y], a, b, px, dy2, cx, r, max_alpha[i], ramp)
+                        _blend_snow(flat, base, a, b, px, dy2, cx, r, data[i, 6], ramp)
                     else:
-                        _blend_flat(image[y], a, b, add[i, 0], add[i, 1], add[i, 2])
+                        _blend_flat(flat, base, a, b, data[i, 3], data[i, 4], data[i, 5])
 
 
 @numba.njit(parallel=True, cache=True)
@@ -175,20 +180,28 @@ def fill_rows(image, colours):
 
 
 @numba.njit(parallel=True, cache=True)
-def circle_boxes(pos, radius, width, height):
-    """Each circle's pixel box [x0, x1) x [y0, y1) as (n,) int32 arrays, exactly as
-    cpu/shading.py circle_bounds: x0 = int((px - r) * W), x1 = int((px + r) * W) + 1 (float32,
-    truncated), clamped to [0, W]; same for y. Clamped in float first: no integer overflow."""
+def prepare_circles(pos, radius, color, width, height):
+    """Per circle, packed so that a tile's walk reads two cache lines per circle:
+    boxes (n, 4) int32: the pixel box x0, x1, y0, y1, exactly as cpu/shading.py circle_bounds
+    (x0 = int((px - r) * W), x1 = int((px + r) * W) + 1, float32, truncated, clamped to [0, W];
+    clamped in float first, so no integer overflow);
+    data (n, 8) float32: px, py, r, 0.5 * colour (3, flat), snow's max alpha, 0."""
     n = radius.shape[0]
-    x0, x1 = np.empty(n, np.int32), np.empty(n, np.int32)
-    y0, y1 = np.empty(n, np.int32), np.empty(n, np.int32)
+    boxes = np.empty((n, 4), np.int32)
+    data = np.zeros((n, 8), np.float32)
     fw, fh = f32(width), f32(height)
     for i in numba.prange(n):
-        x0[i] = _clamped(int(min(max((pos[i, 0] - radius[i]) * fw, f32(-1)), fw + 1)), width)
-        x1[i] = _clamped(int(min(max((pos[i, 0] + radius[i]) * fw, f32(-1)), fw + 1)) + 1, width)
-        y0[i] = _clamped(int(min(max((pos[i, 1] - radius[i]) * fh, f32(-1)), fh + 1)), height)
-        y1[i] = _clamped(int(min(max((pos[i, 1] + radius[i]) * fh, f32(-1)), fh + 1)) + 1, height)
-    return x0, x1, y0, y1
+        px, py, r = pos[i, 0], pos[i, 1], radius[i]
+        boxes[i, 0] = _clamped(int(min(max((px - r) * fw, f32(-1)), fw + 1)), width)
+        boxes[i, 1] = _clamped(int(min(max((px + r) * fw, f32(-1)), fw + 1)) + 1, width)
+        boxes[i, 2] = _clamped(int(min(max((py - r) * fh, f32(-1)), fh + 1)), height)
+        boxes[i, 3] = _clamped(int(min(max((py + r) * fh, f32(-1)), fh + 1)) + 1, height)
+        data[i, 0], data[i, 1], data[i, 2] = px, py, r
+        for c in range(3):
+            data[i, 3 + c] = f32(HALF) * color[i, c]
+        depth_alpha = f32(SNOW_ALPHA_BASE) + f32(SNOW_ALPHA_DEPTH) * (ONE - pos[i, 2])
+        data[i, 6] = f32(SNOW_MAX_ALPHA) * min(max(depth_alpha, f32(0)), ONE)
+    return boxes, data
 
 
 @numba.njit(inline="always")
