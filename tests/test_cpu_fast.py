@@ -81,7 +81,7 @@ def test_grown_tiles_are_still_exact(monkeypatch):
     """Big images double the tile side to bound the bin lists; force that at a small size."""
     monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", 50)
     scene = make_scene("rand10k", 2)
-    tile_w, tile_h, *_ = fast.bin_tiles(boxes_of(scene, 90, 90), 90, 90)
+    tile_w, tile_h, *_ = fast.bin_tiles(boxes_of(scene, 90, 90), np.zeros((scene.n, 8), np.float32), 90, 90)
     assert (tile_w, tile_h) != (fast.TILE_W, fast.TILE_H)
     assert same_bits(reference_image(scene, 90, 90), fast.reference_image(scene, 90, 90))
 
@@ -97,7 +97,7 @@ def test_tiles_and_chunks_cover_every_pixel_once(width, height, tile_w, tile_h):
     assert (hits == 1).all()
     # the chunks list every tile that has circles exactly once, whatever the thread count
     scene = make_scene("rand10k", 1)
-    starts, _ = bin_circles(boxes_of(scene, width, height),
+    starts, *_ = bin_circles(boxes_of(scene, width, height), np.zeros((scene.n, 8), np.float32),
                             tile_w, tile_h, tiles_x, tiles_y, 2 ** 62)
     for threads in (1, 2, 3, 64):
         parts = fast.chunks(starts, tile_w * tile_h, threads)
@@ -109,10 +109,11 @@ def test_tiles_and_chunks_cover_every_pixel_once(width, height, tile_w, tile_h):
 
 def test_bins_list_each_tiles_circles_in_index_order():
     scene = make_scene("biglittle", 1)
-    starts, ids = bin_circles(boxes_of(scene, 200, 200), 64, 16, 4, 13, 2 ** 62)
+    starts, ids, _, data = bin_circles(boxes_of(scene, 200, 200), scene.radius[:, None].repeat(8, 1), 64, 16, 4, 13, 2 ** 62)
     for t in range(len(starts) - 1):
         lst = ids[starts[t]:starts[t + 1]]
         assert (np.diff(lst) > 0).all()
+        assert np.array_equal(data[starts[t]:starts[t + 1], 0], scene.radius[lst])
 
 
 def test_auto_uses_cpu_fast_without_a_gpu(monkeypatch):

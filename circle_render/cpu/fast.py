@@ -17,21 +17,21 @@ from circle_render.scenes.scene import SNOW, Scene
 
 f32 = np.float32
 TILE_W, TILE_H = 1024, 16    # tile size in pixels: wide tiles compute each circle row's span once
-MAX_BIN_ENTRIES = 1 << 25    # (circle, tile) pairs at most, before the tiles grow
+MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (48 bytes each), before the tiles grow
 CHUNK_PIXELS = 1 << 25       # blends (bounded above) per parallel call: Ctrl-C waits at most one
 
 
-def bin_tiles(boxes, width: int, height: int):
-    """(tile_w, tile_h, tiles_x, starts, ids): bin_circles with TILE_W x TILE_H tiles, both
+def bin_tiles(boxes, data, width: int, height: int):
+    """(tile_w, tile_h, tiles_x, starts, entry_boxes, entry_data): bin_circles with TILE_W x TILE_H tiles, both
     sides doubled while the (circle, tile) pairs would be more than MAX_BIN_ENTRIES."""
     from circle_render.cpu.fast_kernels import bin_circles
     tw, th = TILE_W, TILE_H
     while True:
         tiles_x = -(-width // tw)
         limit = MAX_BIN_ENTRIES if tw < width or th < height else 2 ** 62    # one tile: any count
-        starts, ids = bin_circles(boxes, tw, th, tiles_x, -(-height // th), limit)
+        starts, ids, entry_boxes, entry_data = bin_circles(boxes, data, tw, th, tiles_x, -(-height // th), limit)
         if ids.size == starts[-1]:
-            return tw, th, tiles_x, starts, ids
+            return tw, th, tiles_x, starts, entry_boxes, entry_data
         tw, th = 2 * tw, 2 * th
 
 
@@ -63,10 +63,10 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None) ->
     rows = image.reshape(height, 4 * width)
     threads = threads or numba.get_num_threads()
     boxes, data = prepare_circles(scene.position, scene.radius, scene.color, width, height)
-    tile_w, tile_h, tiles_x, starts, ids = bin_tiles(boxes, width, height)
+    tile_w, tile_h, tiles_x, starts, boxes, data = bin_tiles(boxes, data, width, height)
     cx, cy = pixel_centres(width), pixel_centres(height)
     for part in chunks(starts, tile_w * tile_h, threads):
-        render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, ids, boxes, data,
+        render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, boxes, data,
                      SNOW_RAMP, cx, cy, scene.shading == SNOW)
     return image
 

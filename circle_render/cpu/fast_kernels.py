@@ -22,10 +22,12 @@ U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
 
 @numba.njit(cache=True)
-def bin_circles(boxes, tile_w, tile_h, tiles_x, tiles_y, max_entries):
+def bin_circles(boxes, data, tile_w, tile_h, tiles_x, tiles_y, max_entries):
     """Each tile's circles in index order: (starts, ids) with tile t's ids in
     ids[starts[t]:starts[t + 1]]; tiles are row-major, tile_w x tile_h pixels. More than
     ``max_entries`` (circle, tile) pairs: ids comes back empty (the caller takes bigger tiles).
+    Each entry also gets a copy of its circle's box and data (prepare_circles'), so that a tile's
+    walk reads its circles' records in a stream rather than scattered over the scene's.
     boxes: (n, 4) int32 pixel boxes x0, x1, y0, y1 ([x0, x1) x [y0, y1), clamped to the image)."""
     n = boxes.shape[0]
     x0, x1, y0, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
@@ -37,17 +39,21 @@ def bin_circles(boxes, tile_w, tile_h, tiles_x, tiles_y, max_entries):
                     counts[ty * tiles_x + tx + 1] += 1
     starts = np.cumsum(counts)
     if starts[-1] > max_entries:
-        return starts, np.empty(0, dtype=np.int32)
+        return starts, np.empty(0, np.int32), np.empty((0, 4), np.int32), np.empty((0, 8), np.float32)
     fill = starts[:-1].copy()
     ids = np.empty(starts[-1], dtype=np.int32)
+    entry_boxes = np.empty((starts[-1], 4), dtype=np.int32)
+    entry_data = np.empty((starts[-1], 8), dtype=np.float32)
     for i in range(n):
         if x0[i] < x1[i] and y0[i] < y1[i]:
             for ty in range(y0[i] // tile_h, (y1[i] - 1) // tile_h + 1):
                 for tx in range(x0[i] // tile_w, (x1[i] - 1) // tile_w + 1):
                     t = ty * tiles_x + tx
                     ids[fill[t]] = i
+                    entry_boxes[fill[t]] = boxes[i]
+                    entry_data[fill[t]] = data[i]
                     fill[t] += 1
-    return starts, ids
+    return starts, ids, entry_boxes, entry_data
 
 
 @numba.njit(inline="always")
@@ -138,20 +144,19 @@ def _blend_snow(row, base, a, b, px, dy2, cx, radius, max_alpha, ramp):
 
 
 @numba.njit(parallel=True, cache=True)
-def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, ids, boxes, data, ramp, cx, cy, snow):
+def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, boxes, data, ramp, cx, cy, snow):
     """Blend every circle of the listed tiles into ``image``, each pixel's circles in index order.
 
     image: (H, 4W) float32, RGBA rows, modified in place; tiles: (k,) int64 row-major tile numbers, thread
-    t takes tiles[t], tiles[t + threads], ...; starts, ids: bin_circles' lists; boxes, data:
-    prepare_circles'; ramp: (5, 3) float32 snow colours; cx: (W,), cy: (H,) float32 pixel centres; snow: bool.
+    t takes tiles[t], tiles[t + threads], ...; starts, boxes, data: bin_circles' lists (starts,
+    entry_boxes, entry_data); ramp: (5, 3) float32 snow colours; cx: (W,), cy: (H,) float32 pixel centres; snow: bool.
     """
     height, width = image.shape[0], image.shape[1] // 4
     flat = image.reshape(image.size)
     for t in numba.prange(threads):
         for k in range(t, tiles.shape[0], threads):
             tx0, tx1, ty0, ty1 = tile_rect(tiles[k], tiles_x, tile_w, tile_h, width, height)
-            for j in range(starts[tiles[k]], starts[tiles[k] + 1]):
-                i = ids[j]
+            for i in range(starts[tiles[k]], starts[tiles[k] + 1]):
                 px, py, r = data[i, 0], data[i, 1], data[i, 2]
                 r2 = r * r
                 lo, hi = max(tx0, boxes[i, 0]), min(tx1, boxes[i, 1])
