@@ -97,19 +97,19 @@ def test_tiles_and_chunks_cover_every_pixel_once(width, height, tile_w, tile_h):
     assert (hits == 1).all()
     # the chunks list every tile that has circles exactly once, whatever the thread count
     scene = make_scene("rand10k", 1)
-    starts, *_ = bin_circles(boxes_of(scene, width, height), np.zeros((scene.n, 8), np.float32),
+    starts, costs, *_ = bin_circles(boxes_of(scene, width, height), np.zeros((scene.n, 8), np.float32),
                             tile_w, tile_h, tiles_x, tiles_y, 2 ** 62)
     for threads in (1, 2, 3, 64):
-        parts = fast.chunks(starts, tile_w * tile_h, threads)
+        parts = fast.chunks(costs, threads)
         listed = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
         assert sorted(listed) == list(np.flatnonzero(np.diff(starts)))
-        assert all(p.size >= min(threads, listed.size - sum(q.size for q in parts[:i]))
+        assert all(p.size >= min(4 * threads, listed.size - sum(q.size for q in parts[:i]))
                    for i, p in enumerate(parts))
 
 
 def test_bins_list_each_tiles_circles_in_index_order():
     scene = make_scene("biglittle", 1)
-    starts, ids, _, data = bin_circles(boxes_of(scene, 200, 200), scene.radius[:, None].repeat(8, 1), 64, 16, 4, 13, 2 ** 62)
+    starts, _, ids, _, data = bin_circles(boxes_of(scene, 200, 200), scene.radius[:, None].repeat(8, 1), 64, 16, 4, 13, 2 ** 62)
     for t in range(len(starts) - 1):
         lst = ids[starts[t]:starts[t + 1]]
         assert (np.diff(lst) > 0).all()

@@ -18,36 +18,33 @@ from circle_render.scenes.scene import SNOW, Scene
 f32 = np.float32
 TILE_W, TILE_H = 1024, 16    # tile size in pixels: wide tiles compute each circle row's span once
 MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (48 bytes each), before the tiles grow
-CHUNK_PIXELS = 1 << 25       # blends (bounded above) per parallel call: Ctrl-C waits at most one
+CHUNK_PIXELS = 1 << 26       # circle box pixels per parallel call: Ctrl-C waits for one at most
 
 
 def bin_tiles(boxes, data, width: int, height: int):
-    """(tile_w, tile_h, tiles_x, starts, entry_boxes, entry_data): bin_circles with TILE_W x TILE_H tiles, both
+    """(tile_w, tile_h, tiles_x, starts, costs, entry_boxes, entry_data): bin_circles with TILE_W x TILE_H tiles, both
     sides doubled while the (circle, tile) pairs would be more than MAX_BIN_ENTRIES."""
     from circle_render.cpu.fast_kernels import bin_circles
     tw, th = TILE_W, TILE_H
     while True:
         tiles_x = -(-width // tw)
         limit = MAX_BIN_ENTRIES if tw < width or th < height else 2 ** 62    # one tile: any count
-        starts, ids, entry_boxes, entry_data = bin_circles(boxes, data, tw, th, tiles_x, -(-height // th), limit)
+        starts, costs, ids, entry_boxes, entry_data = bin_circles(boxes, data, tw, th, tiles_x, -(-height // th), limit)
         if ids.size == starts[-1]:
-            return tw, th, tiles_x, starts, entry_boxes, entry_data
+            return tw, th, tiles_x, starts, costs, entry_boxes, entry_data
         tw, th = 2 * tw, 2 * th
 
 
-def chunks(starts: np.ndarray, tile_pixels: int, threads: int) -> list[np.ndarray]:
-    """The non-empty tiles in row-major order, cut into consecutive chunks of at most about
-    CHUNK_PIXELS blends (a tile's bound: its circles times its pixels), at least ``threads``
-    tiles each. Every non-empty tile is in exactly one chunk."""
-    counts = np.diff(starts)
-    busy = np.flatnonzero(counts).astype(np.int64)
-    if busy.size == 0:
-        return []
-    cost = np.cumsum(counts[busy] * tile_pixels)
+def chunks(costs: np.ndarray, threads: int) -> list[np.ndarray]:
+    """The tiles with circles (costs: each tile's circle box pixels) in row-major order, cut into
+    consecutive chunks of about CHUNK_PIXELS box pixels, at least 4 tiles per thread where there
+    are that many. Every tile with circles is in exactly one chunk."""
+    busy = np.flatnonzero(costs)
+    total = np.cumsum(costs[busy])
     cuts, lo = [], 0
     while lo < busy.size:
-        hi = int(np.searchsorted(cost, (cost[lo - 1] if lo else 0) + CHUNK_PIXELS, side="right"))
-        hi = min(max(hi, lo + threads), busy.size)
+        hi = int(np.searchsorted(total, (total[lo - 1] if lo else 0) + CHUNK_PIXELS, side="right"))
+        hi = min(max(hi, lo + 4 * threads), busy.size)
         cuts.append(busy[lo:hi])
         lo = hi
     return cuts
@@ -63,9 +60,9 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None) ->
     rows = image.reshape(height, 4 * width)
     threads = threads or numba.get_num_threads()
     boxes, data = prepare_circles(scene.position, scene.radius, scene.color, width, height)
-    tile_w, tile_h, tiles_x, starts, boxes, data = bin_tiles(boxes, data, width, height)
+    tile_w, tile_h, tiles_x, starts, costs, boxes, data = bin_tiles(boxes, data, width, height)
     cx, cy = pixel_centres(width), pixel_centres(height)
-    for part in chunks(starts, tile_w * tile_h, threads):
+    for part in chunks(costs, threads):
         render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, boxes, data,
                      SNOW_RAMP, cx, cy, scene.shading == SNOW)
     return image

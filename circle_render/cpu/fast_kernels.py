@@ -23,8 +23,8 @@ U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
 @numba.njit(cache=True)
 def bin_circles(boxes, data, tile_w, tile_h, tiles_x, tiles_y, max_entries):
-    """Each tile's circles in index order: (starts, ids) with tile t's ids in
-    ids[starts[t]:starts[t + 1]]; tiles are row-major, tile_w x tile_h pixels. More than
+    """Each tile's circles in index order: (starts, costs, ids, entry_boxes, entry_data) with
+    tile t's ids in ids[starts[t]:starts[t + 1]] and its circles' box pixels in costs[t]; tiles are row-major, tile_w x tile_h pixels. More than
     ``max_entries`` (circle, tile) pairs: ids comes back empty (the caller takes bigger tiles).
     Each entry also gets a copy of its circle's box and data (prepare_circles'), so that a tile's
     walk reads its circles' records in a stream rather than scattered over the scene's.
@@ -32,14 +32,17 @@ def bin_circles(boxes, data, tile_w, tile_h, tiles_x, tiles_y, max_entries):
     n = boxes.shape[0]
     x0, x1, y0, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
     counts = np.zeros(tiles_x * tiles_y + 1, dtype=np.int64)
+    costs = np.zeros(tiles_x * tiles_y, dtype=np.int64)        # box pixels in each tile
     for i in range(n):
         if x0[i] < x1[i] and y0[i] < y1[i]:
             for ty in range(y0[i] // tile_h, (y1[i] - 1) // tile_h + 1):
+                rows = min(y1[i], (ty + 1) * tile_h) - max(y0[i], ty * tile_h)
                 for tx in range(x0[i] // tile_w, (x1[i] - 1) // tile_w + 1):
                     counts[ty * tiles_x + tx + 1] += 1
+                    costs[ty * tiles_x + tx] += rows * (min(x1[i], (tx + 1) * tile_w) - max(x0[i], tx * tile_w))
     starts = np.cumsum(counts)
     if starts[-1] > max_entries:
-        return starts, np.empty(0, np.int32), np.empty((0, 4), np.int32), np.empty((0, 8), np.float32)
+        return starts, costs, np.empty(0, np.int32), np.empty((0, 4), np.int32), np.empty((0, 8), np.float32)
     fill = starts[:-1].copy()
     ids = np.empty(starts[-1], dtype=np.int32)
     entry_boxes = np.empty((starts[-1], 4), dtype=np.int32)
@@ -53,7 +56,7 @@ def bin_circles(boxes, data, tile_w, tile_h, tiles_x, tiles_y, max_entries):
                     entry_boxes[fill[t]] = boxes[i]
                     entry_data[fill[t]] = data[i]
                     fill[t] += 1
-    return starts, ids, entry_boxes, entry_data
+    return starts, costs, ids, entry_boxes, entry_data
 
 
 @numba.njit(inline="always")
