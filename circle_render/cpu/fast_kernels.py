@@ -15,13 +15,25 @@ from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPT
 
 f32 = np.float32
 ONE = f32(1)
+
+
+def cached_njit(**options):
+    """numba.njit with its on-disk cache (beside this file, or a user cache folder where that is
+    read-only); where no folder is writable at all, compiled anew in each process."""
+    def wrap(func):
+        try:
+            return numba.njit(cache=True, **options)(func)
+        except RuntimeError:                         # numba: "no locator available"
+            return numba.njit(**options)(func)
+    return wrap
+
 # numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
 HALF = FLAT_ALPHA          # flat blend: c <- HALF * colour + HALF * c
 SHORT_ROW = 8              # rows of a box at most this wide are scanned pixel by pixel
 U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def bin_circles(boxes, data, tile_w, tile_h, tiles_x, tiles_y, max_entries):
     """Each tile's circles in index order: (starts, costs, ids, entry_boxes, entry_data) with
     tile t's ids in ids[starts[t]:starts[t + 1]] and its circles' box pixels in costs[t]; tiles are row-major, tile_w x tile_h pixels. More than
@@ -146,7 +158,7 @@ def _blend_snow(row, base, a, b, px, dy2, cx, radius, max_alpha, ramp):
         row[j + U3] = row[j + U3] + alpha
 
 
-@numba.njit(parallel=True, cache=True)
+@cached_njit(parallel=True)
 def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, boxes, data, ramp, cx, cy, snow):
     """Blend every circle of the listed tiles into ``image``, each pixel's circles in index order.
 
@@ -174,7 +186,7 @@ def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, boxes, 
                         _blend_flat(flat, base, a, b, data[i, 3], data[i, 4], data[i, 5])
 
 
-@numba.njit(parallel=True, cache=True)
+@cached_njit(parallel=True)
 def fill_rows(image, colours):
     """image[y, x] = colours[y] for every pixel: image (H, 4W) float32 RGBA rows, colours (H, 4)."""
     for y in numba.prange(image.shape[0]):
@@ -187,7 +199,7 @@ def fill_rows(image, colours):
             row[j + U3] = c3
 
 
-@numba.njit(parallel=True, cache=True)
+@cached_njit(parallel=True)
 def prepare_circles(pos, radius, color, width, height):
     """Per circle, packed so that a tile's walk reads two cache lines per circle:
     boxes (n, 4) int32: the pixel box x0, x1, y0, y1, exactly as cpu/shading.py circle_bounds
