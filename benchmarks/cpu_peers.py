@@ -219,6 +219,7 @@ def main() -> None:
         refs[name] = cpu_img
         record["scenes"][name] = {"cpu-fast_s": fast_s, "cpu_s": cpu_s, "speedup": cpu_s / fast_s,
                                   "identical_8bit": bool(np.array_equal(fast_img, cpu_img))}
+        save(record, a.output)
         print(f"{name:<14} cpu-fast {fast_s:8.4f} s  cpu {cpu_s:8.3f} s  x{cpu_s / fast_s:6.1f}", flush=True)
     for peer, (module, draw) in PEERS.items():
         try:
@@ -234,14 +235,22 @@ def main() -> None:
         for peer in libraries:
             secs, img = peer_time(PEERS[peer][1], scene, a.size, a.runs)
             record["peers"][peer][name] = {"s": secs, **difference(img, ref)}
+            save(record, a.output)
             print(f"{name:<10} {peer:<12} {secs:8.3f} s  {record['peers'][peer][name]}", flush=True)
         fast_s = record["scenes"].get(name, {}).get("cpu-fast_s") or frame_time("cpu-fast", scene, a.size, a.runs)[0]
         record["peers"].setdefault("cpu-fast", {})[name] = {"s": fast_s, **difference(
             frame_time("cpu-fast", scene, a.size, 1)[1], ref)}
-    out = Path(a.output) if a.output else RESULTS / f"cpu-peers-{commit[:10]}.json"
-    out.write_text(json.dumps(record, indent=2) + "\n")
+    out = save(record, a.output)
     plot(record, out.with_suffix(".png"))
     print(f"wrote {out}", file=sys.stderr)
+
+
+def save(record, output) -> Path:
+    """Write the record as it stands (after every measurement, so a long run stopped early
+    keeps what it measured)."""
+    out = Path(output) if output else RESULTS / f"cpu-peers-{record['commit'][:10]}.json"
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    return out
 
 
 def plot(record, path):

@@ -156,3 +156,13 @@ def test_ctrl_c_stops_a_long_render_promptly(tmp_path):
     finally:
         p.kill()
         p.wait()
+
+
+def test_python_threads_may_render_at_once():
+    """numba's workqueue layer allows one parallel call at a time: cpu-fast takes turns."""
+    from concurrent.futures import ThreadPoolExecutor
+    scene = make_scene("rand10k", 4)
+    with ThreadPoolExecutor(3) as pool:
+        images = list(pool.map(lambda size: fast.reference_image(scene, size, size), (40, 41, 42, 43)))
+    for size, img in zip((40, 41, 42, 43), images):
+        assert same_bits(reference_image(scene, size, size), img)

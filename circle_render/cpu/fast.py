@@ -8,6 +8,8 @@ or numba.set_num_threads says otherwise).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from circle_render.constants import SNOW_RAMP
@@ -18,6 +20,7 @@ from circle_render.scenes.scene import SNOW, Scene
 f32 = np.float32
 TILE_W, TILE_H = 1024, 16    # tile size in pixels: wide tiles compute each circle row's span once
 MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (48 bytes each), before the tiles grow
+PARALLEL = threading.Lock()  # one parallel numba call at a time (the workqueue layer's rule)
 CHUNK_PIXELS = 1 << 26       # circle box pixels per parallel call: Ctrl-C waits for one at most
 
 
@@ -59,12 +62,14 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None) ->
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
     threads = threads or numba.get_num_threads()
-    boxes, data = prepare_circles(scene.position, scene.radius, scene.color, width, height)
+    with PARALLEL:
+        boxes, data = prepare_circles(scene.position, scene.radius, scene.color, width, height)
     tile_w, tile_h, tiles_x, starts, costs, boxes, data = bin_tiles(boxes, data, width, height)
     cx, cy = pixel_centres(width), pixel_centres(height)
     for part in chunks(costs, threads):
-        render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, boxes, data,
-                     SNOW_RAMP, cx, cy, scene.shading == SNOW)
+        with PARALLEL:
+            render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, boxes, data,
+                         SNOW_RAMP, cx, cy, scene.shading == SNOW)
     return image
 
 
@@ -84,7 +89,8 @@ class CpuFastRenderer:
 
     def clear(self) -> None:
         from circle_render.cpu.fast_kernels import fill_rows
-        fill_rows(self.image.reshape(self.height, 4 * self.width), self._clear)
+        with PARALLEL:
+            fill_rows(self.image.reshape(self.height, 4 * self.width), self._clear)
 
     def advance(self) -> None:
         advance(self.scene)

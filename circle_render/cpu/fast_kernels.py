@@ -8,6 +8,8 @@ so the image is bit-identical to the NumPy reference. Compiled code is cached on
 """
 from __future__ import annotations
 
+import os
+
 import numba
 import numpy as np
 
@@ -15,6 +17,13 @@ from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPT
 
 f32 = np.float32
 ONE = f32(1)
+
+
+# numba's default threading layer here is GNU OpenMP, whose waiting threads cost a frame tens of
+# milliseconds on a machine busy with other work (a laptop, CI); its own workqueue layer does not.
+# A user's NUMBA_THREADING_LAYER wins. Workqueue runs one parallel call at a time: fast.py locks.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
 
 
 def cached_njit(**options):
