@@ -21,9 +21,10 @@ ONE = f32(1)
 
 # numba's default threading layer here is GNU OpenMP, whose waiting threads cost a frame tens of
 # milliseconds on a machine busy with other work (a laptop, CI); its own workqueue layer does not.
-# A user's NUMBA_THREADING_LAYER wins. Workqueue runs one parallel call at a time: fast.py locks.
+# A user's NUMBA_THREADING_LAYER wins. Set in the environment too: numba re-reads its config from
+# there when it compiles. Workqueue runs one parallel call at a time: fast.py locks.
 if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"
+    os.environ["NUMBA_THREADING_LAYER"] = numba.config.THREADING_LAYER = "workqueue"
 
 
 def cached_njit(**options):
