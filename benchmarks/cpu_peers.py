@@ -98,9 +98,9 @@ def skia(s, n):
 def matplotlib_collection(s, n):
     import matplotlib
     matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.collections import EllipseCollection
     from matplotlib.figure import Figure
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     fig = Figure(figsize=(n / 100, n / 100), dpi=100)
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes((0, 0, 1, 1))
