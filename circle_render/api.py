@@ -56,7 +56,7 @@ def render(positions, radii, colors, width: int, height: int, renderer: str = "a
     column is the depth, used by snow shading); radii: (n,) in the same units; every value
     finite, |value| <= 1e4, radii >= 1e-9 (circle_render/limits.py); n may be 0;
     colors: (n, 3) r, g, b (ignored by snow shading); renderer: ``auto`` (cuda where a GPU is
-    usable, else cpu), ``cpu``, ``cuda`` or ``cuda-tiled``; shading: ``flat`` or ``snow``.
+    usable, else cpu-fast), ``cpu``, ``cpu-fast``, ``cuda`` or ``cuda-tiled; shading: ``flat`` or ``snow``.
     Returns (height, width, 4) float32 RGBA, row 0 at the bottom (``circle_render.to_bytes``
     turns it into top-first 8-bit RGB for an image file). ValueError for bad input;
     ``circle_render.registry.RendererUnavailable`` when the renderer cannot run here.

@@ -4,7 +4,7 @@ circle_render/commands/.
     render SCENE [options]      render one of the course's scenes (``render list`` names them)
     render list                 the scenes, one line each
     render check                the course's score table, for any renderer
-    render bench                time every scene (GPU), write a JSON record
+    render bench                time every scene (GPU, or cpu-fast), write a JSON record
     render saxpy | scan         the assignment's GPU warm-ups
 """
 from __future__ import annotations
@@ -104,7 +104,7 @@ def list_command():
 @click.argument("scene", metavar="SCENE", shell_complete=_complete_scene)
 @click.option("-r", "--renderer", callback=lambda ctx, p, v: _renderer_option(v), default="auto",
               show_default=True, metavar="RENDERER",
-              help="auto: cuda when a usable GPU is present, else cpu; " + registry.describe() + "; "
+              help="auto: cuda when a usable GPU is present, else cpu-fast; " + registry.describe() + "; "
                    "or your own class: module:Class or path/to/file.py:Class.")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True,
               help="Image width and height in pixels.")
@@ -149,7 +149,7 @@ def scene_command(**options):
               help="JSON record to write (default: GPU-RENDERER-SIZE-VERSION.json in benchmarks/results/ "
                    "if that folder is here, else in the current folder).")
 def bench_command(**options):
-    """Time every scene on the GPU (course method and CUDA events) and write a JSON record."""
+    """Time every scene (course method, and CUDA events on the GPU) and write a JSON record."""
     bench_cmd.bench_command(**options)
 
 

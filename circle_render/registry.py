@@ -1,4 +1,4 @@
-"""Built-in renderers by name, for ``-r``: cpu, and the CUDA renderers when a GPU is usable."""
+"""Built-in renderers by name, for ``-r``: cpu, cpu-fast, and the CUDA renderers when a GPU is usable."""
 from __future__ import annotations
 
 import importlib
@@ -19,6 +19,8 @@ class RendererInfo:
 RENDERERS = {
     "cpu": RendererInfo("circle_render.cpu.reference", "CpuRenderer", False,
                         "the NumPy reference, exact serial order"),
+    "cpu-fast": RendererInfo("circle_render.cpu.fast", "CpuFastRenderer", False,
+                             "the reference's pictures, bit for bit, from numba-compiled tiles on every core"),
     "cuda": RendererInfo("circle_render.cuda.fast", "FastCudaRenderer", True,
                          "the fast CUDA renderer: binned tiles, front-to-back walk with early exit"),
     "cuda-tiled": RendererInfo("circle_render.cuda.tiled", "TiledCudaRenderer", True,
@@ -63,7 +65,7 @@ def display_name(name: str) -> str:
 def resolve(name: str) -> str:
     """Map ``auto`` to the best renderer this machine can run."""
     if name == "auto":
-        return "cuda" if gpu_available() else "cpu"
+        return "cuda" if gpu_available() else "cpu-fast"
     return name
 
 

@@ -62,11 +62,11 @@ def test_cpu_check_prints_the_course_table_and_caches_references(tmp_path):
     assert p.returncode == 0, p.stderr
     rows = table_rows(p.stdout)
     assert set(rows) == {"rgb", "pattern", ""}
-    scores = [int(rows[s][2]) for s in ("rgb", "pattern")]            # cpu against itself, live:
+    scores = [int(rows[s][2]) for s in ("rgb", "pattern")]            # cpu against cpu-fast, live:
     assert all(2 <= v <= 12 for v in scores) and rows[""][1] == f"{sum(scores)}/24"   # timing noise
     from circle_render.gpu import gpu_available
     assert ("Tf*: cuda-tiled (the course's design) timed live" if gpu_available() else   # 32 != 1024
-            "Tf*: the cpu reference renderer timed live in this run (no GPU)") in p.stdout
+            "Tf*: the cpu-fast renderer timed live in this run (no GPU)") in p.stdout
     assert "check: [1/2] rgb: reference image, seed 0" in p.stderr and "run 1/1" in p.stderr
     cached = list((tmp_path / "cache" / "reference").glob("rgb-32-0-*.npy"))
     assert len(cached) == 1 and cached[0].with_suffix(".sha256").is_file()

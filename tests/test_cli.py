@@ -62,7 +62,7 @@ def test_auto_without_gpu_says_so(tmp_path):
     if gpu_available():
         pytest.skip("a GPU is present")
     p = render("rgb", "-s", "16", "-o", str(tmp_path / "a.png"))
-    assert p.returncode == 0 and "using the cpu renderer" in p.stderr
+    assert p.returncode == 0 and "using the cpu-fast renderer" in p.stderr
 
 
 def test_shell_completion_of_scene_names():

@@ -5,7 +5,7 @@ times, only on the GPU model they were measured on and at the size they were mea
 (1024); elsewhere the course's design (``cuda-tiled``) timed live and divided by its measured
 ratio to the course's binary (``calibration`` in golden/ref_times.json), so a grade means the
 same on any GPU, as the course's checker (which times its reference binary live) intends.
-Without a GPU the cpu reference renderer is timed live, and the footer says plainly that such
+Without a GPU the cpu-fast renderer is timed live, and the footer says plainly that such
 scores are not the course's.
 """
 from __future__ import annotations
@@ -80,10 +80,10 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
                                               "(--baseline), not scaled")
     usable, why_not = gpu_status()
     if not usable:
-        return TfSource(live=load_renderer("cpu"), notice=(
-            f"no GPU ({why_not}): Tf is the cpu reference renderer timed live, so scores say how "
-            "fast a renderer is against NumPy's reference, not against the course's"),
-            live_label=("the cpu reference renderer timed live in this run (no GPU): not the "
+        return TfSource(live=load_renderer("cpu-fast"), notice=(
+            f"no GPU ({why_not}): Tf is the cpu-fast renderer timed live, so scores say how "
+            "fast a renderer is against this project's CPU renderer, not against the course's"),
+            live_label=("the cpu-fast renderer timed live in this run (no GPU): not the "
                         "course's times"))
     gpu = gpu_name()
     stored = stored_times(gpu, "render", size) if mode != "live" else None

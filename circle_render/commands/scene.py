@@ -43,7 +43,7 @@ def pick_renderer(name: str, progress: bool = True):
 def _say_if_auto_falls_back(name: str) -> None:
     from circle_render.gpu import gpu_status
     if name == "auto" and not gpu_status()[0]:
-        notice(f"render: no usable GPU ({gpu_status()[1]}); using the cpu renderer")
+        notice(f"render: no usable GPU ({gpu_status()[1]}); using the {registry.resolve(name)} renderer")
 
 
 def load_scene_arg(word: str, seed: int | None):

@@ -139,10 +139,10 @@ class ViewerState:
 
 
 def available_renderers(first: str) -> list[str]:
-    """The renderers ``r`` cycles through: cpu, and every CUDA renderer where a GPU is usable
+    """The renderers ``r`` cycles through: cpu-fast, cpu, and every CUDA renderer where a GPU is usable
     (the starter too, to see what breaking the rules looks like); ``first`` first."""
     from circle_render.gpu import gpu_available
-    names = ["cpu"] + ([n for n, info in registry.RENDERERS.items() if info.needs_gpu] if gpu_available() else [])
+    names = ["cpu-fast", "cpu"] + ([n for n, info in registry.RENDERERS.items() if info.needs_gpu] if gpu_available() else [])
     if first not in names:
         names.insert(0, first)
     return [first] + [n for n in names if n != first]
