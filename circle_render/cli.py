@@ -138,8 +138,8 @@ def scene_command(**options):
 
 @cli.command("bench")
 @click.option("-r", "--renderer", "renderer_name", default="cuda", show_default=True, metavar="RENDERER",
-              callback=lambda ctx, p, v: _renderer_option(v, [n for n in registry.RENDERERS if n != "cpu"]),
-              help="A GPU renderer (" + ", ".join(n for n in registry.RENDERERS if n != "cpu")
+              callback=lambda ctx, p, v: _renderer_option(v, list(registry.RENDERERS)),
+              help="A built-in renderer (" + registry.describe()
                    + ") or your own class: module:Class or path/to/file.py:Class.")
 @click.option("--scenes", default=",".join(SCENE_NAMES), show_default=False,
               help="Comma-separated scene names (default: all 14).")

@@ -62,6 +62,16 @@ def display_name(name: str) -> str:
     return resolve(name)
 
 
+def needs_gpu(name: str) -> bool:
+    """Whether renderer ``name`` (a built-in name or a user's spec, whose class may set
+    ``needs_gpu = True``) draws on a CUDA GPU."""
+    if is_user_spec(name):
+        from circle_render.check.plugins import renderer_factory
+        return bool(getattr(renderer_factory(name)[0], "needs_gpu", False))
+    info = RENDERERS.get(resolve(name))
+    return info is None or info.needs_gpu
+
+
 def resolve(name: str) -> str:
     """Map ``auto`` to the best renderer this machine can run."""
     if name == "auto":

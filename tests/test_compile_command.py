@@ -33,6 +33,16 @@ def test_the_scaffold_and_the_ports_compile(tmp_path):
     assert p.stdout.count(": compiles (") == 3 and "my_renderer.cu: compiles" in p.stdout
 
 
+@needs_compiler
+def test_a_file_in_the_current_folder_is_that_file(tmp_path):
+    # a bare name is the student's file, not one of the package's kernels
+    for name in ("my_renderer.py", "my_renderer.cu"):
+        shutil.copy(ROOT / "assignment" / name, tmp_path / name)
+    for arg in ("my_renderer.py", "my_renderer.cu", "./my_renderer.cu"):
+        p = render("compile", arg, cwd=tmp_path)
+        assert p.returncode == 0 and "my_renderer.cu: compiles (" in p.stdout, (arg, p.stdout, p.stderr)
+
+
 @needs_nvrtc
 def test_uint_without_the_headers_fails_as_on_the_gpu(tmp_path):
     # nvcc takes `uint` from glibc; NVRTC, which CuPy uses on the GPU, has no such header

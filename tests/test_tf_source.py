@@ -83,9 +83,9 @@ def test_a_table_lacking_a_scene_mixes_stored_and_calibrated(on_gpu):
 def test_without_a_gpu_tf_is_the_cpu_renderer_and_it_says_so(monkeypatch):
     monkeypatch.setattr(tf_module, "gpu_status", lambda: (False, "no CUDA GPU is visible"))
     source = tf_module.tf_source(None, None, None, CMU, 64)
-    assert source.live.name == "cpu" and "not against the course's" in source.notice
+    assert source.live.name == "cpu-fast" and "not against the course's" in source.notice
     source.tf("rgb", live_ms(3.0)[0])
-    assert source.footer() == "Tf*: the cpu reference renderer timed live in this run (no GPU): not the course's times"
+    assert source.footer() == "Tf*: the cpu-fast renderer timed live in this run (no GPU): not the course's times"
 
 
 def test_every_scene_has_a_ratio_with_its_method():

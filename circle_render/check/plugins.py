@@ -147,11 +147,11 @@ def _probe_main(spec: str, conn) -> None:
 def _probe(spec: str) -> str:
     """Import a user's renderer in a throwaway process: its display name, or PluginError."""
     import multiprocessing
-    from circle_render.check.worker import _exit_reason, _stop
+    from circle_render.check.worker import _exit_reason, _start_without_ctrl_c, _stop
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_probe_main, args=(spec, send))
-    process.start()
+    _start_without_ctrl_c(process)
     send.close()
     try:
         if not receive.poll(PROBE_TIMEOUT):

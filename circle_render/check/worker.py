@@ -135,12 +135,36 @@ def _stop(process) -> None:
     process.join()
 
 
+def _start_without_ctrl_c(process) -> None:
+    """Start the worker with Ctrl-C held back until it has its whole start-up data: no
+    half-started child printing a traceback. SIGINT is blocked in this thread (the worker
+    inherits the block, so the user's Ctrl-C stays this process's to handle) and deferred by a
+    handler (another thread, numba's say, may be the one that receives it)."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        process.start()
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda *args: caught.append(args))
+    block = getattr(signal, "pthread_sigmask", None)          # POSIX only
+    mask = block(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
+    try:
+        process.start()
+    finally:
+        if block:
+            block(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, previous)
+    if caught:                                   # the user's Ctrl-C: no worker left behind
+        _stop(process)
+        raise KeyboardInterrupt
+
+
 def _run_in_worker(spec, scene, size, check_seeds, time_seed, runs, progress, timeout) -> SceneRun:
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_worker_main,
                           args=(spec, scene, size, check_seeds, time_seed, runs, send))
-    process.start()
+    _start_without_ctrl_c(process)
     send.close()
     deadline = time.monotonic() + timeout
     try:

@@ -20,8 +20,7 @@ def default_output(renderer_name: str, size: int) -> Path:
     from circle_render.timing.bench import source_commit
     def slug(text: str) -> str:
         return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-")
-    builtin = registry.RENDERERS.get(registry.resolve(renderer_name))
-    machine = "cpu" if builtin is not None and not builtin.needs_gpu else (gpu_name() or "gpu")
+    machine = (gpu_name() or "gpu") if registry.needs_gpu(renderer_name) else "cpu"
     commit = source_commit()
     name = f"{slug(machine)}-{slug(registry.display_name(renderer_name))}-{size}-{__version__}" + (f"-{commit[:10]}" if commit else "") + ".json"
     return (RESULTS if RESULTS.is_dir() else Path(".")) / name
@@ -35,7 +34,7 @@ def bench_command(renderer_name, scenes, size, runs, output) -> None:
     if unknown:
         raise UserError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
     out = check_output_path(output or default_output(renderer_name, size), (".json",), "record")
-    if registry.RENDERERS[renderer_name].needs_gpu:
+    if registry.needs_gpu(renderer_name):
         require_gpu("render bench")
     record = run_bench(renderer_name, names, size, runs=runs,
                        progress=lambda n: click.echo(f"bench: {n}", err=True))

@@ -50,8 +50,8 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
     _say(f"renderer {renderer.name}, {rules.name} rules, {size}x{size}, {seeds_text}, {runs} runs")
     if source.notice:
         _say(source.notice)
-    if renderer_spec == "auto" and renderer.name == "cpu" and source.live_name == "cpu":
-        _say("checking the cpu reference renderer against itself: give your renderer with "
+    if renderer_spec == "auto" and source.live_name == renderer.name:
+        _say(f"checking the {renderer.name} renderer against itself: give your renderer with "
              "-r path/to/file.py:Class")
     results = []
     for i, scene in enumerate(scenes, 1):

@@ -29,7 +29,7 @@ def kernel_source(name: str | Path) -> str:
     ``#include "x.cuh"`` replaced by the header's text (each header once, ``#pragma once``
     dropped), so CuPy's cache key covers the headers. Headers are looked up beside the file,
     then in kernels/."""
-    first = Path(name) if Path(name).is_absolute() or Path(name).parent != Path(".") else KERNEL_DIR / name
+    first = Path(name) if is_kernel_file(name) else KERNEL_DIR / name
     folders = (first.parent, KERNEL_DIR)
     done: set[str] = set()
 

@@ -108,7 +108,7 @@ def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=
         if progress:
             progress(name)
         phases, totals = course_time(renderer_name, name, size, seed, runs=runs)
-        kernel, stages = (kernel_time(renderer_name, name, size, seed) if registry.RENDERERS[renderer_name].needs_gpu
+        kernel, stages = (kernel_time(renderer_name, name, size, seed) if registry.needs_gpu(renderer_name)
                           else (phases["render"], {}))     # a CPU renderer: no CUDA events
         entry = {**{f"{k}_ms": v for k, v in phases.items()}, "total_runs_ms": totals,
                  "render_kernel_ms": kernel, **{f"stage_{k}_ms": v for k, v in stages.items()}}
