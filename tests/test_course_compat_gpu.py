@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_assignment_gpu import middle_of
+from test_assignment_gpu import _draw, middle_of
 from test_cli import ROOT
 
 from circle_render.course import compare
@@ -32,14 +32,6 @@ def _load(path: Path, name: str):
 
 
 PORTS = _load(ROOT / "examples" / "course_port" / "course_ports.py", "course_ports")
-
-
-def _draw(renderer, scene, size, frames=1):
-    renderer.load(scene, size, size)
-    for _ in range(frames):
-        renderer.clear(); renderer.advance(); renderer.render()
-    renderer.synchronize()
-    return renderer.get_image()
 
 
 @pytest.mark.parametrize("block", [(256,), (16, 16), (32, 32), (8, 8, 4), (96,)])
