@@ -12,7 +12,8 @@ import pytest
 
 from circle_render import registry
 from circle_render.cpu import fast
-from circle_render.cpu.fast_kernels import bin_circles, prepare_circles, tile_rect
+from circle_render.cpu.fast_bins import count_tiles, count_tiles_serial, list_tiles, list_tiles_serial
+from circle_render.cpu.fast_kernels import tile_rect
 from circle_render.cpu.reference import CpuRenderer, reference_image
 from circle_render.cpu.shading import circle_bounds, to_bytes
 from circle_render.scenes import SCENE_NAMES, make_scene
@@ -21,8 +22,25 @@ from circle_render.scenes.scene import FLAT, SNOW, Scene
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def boxes_of(scene, width, height):
-    return np.stack(circle_bounds(scene.position, scene.radius, width, height), axis=1)
+def bin_both_ways(scene, width, height, tile_w, tile_h):
+    """(starts, costs, ids, entry_boxes, entry_data) from the serial kernels, after checking
+    that the parallel ones make the same lists whatever the number of parts."""
+    tiles_x, tiles_y = -(-width // tile_w), -(-height // tile_h)
+    circles = scene.position, scene.radius
+
+    def lists(count, make):
+        starts, costs, fill, per_part = count()
+        assert per_part.sum() == starts[-1]
+        out = np.empty(starts[-1], np.int32), np.empty((starts[-1], 4), np.int32), np.empty((starts[-1], 8), np.float32)
+        make(*circles, scene.color, width, height, tile_w, tile_h, tiles_x, fill, per_part, *out)
+        return (starts, costs, *out)
+    serial = lists(lambda: count_tiles_serial(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y),
+                   list_tiles_serial)
+    for parts in (1, 3, 8):
+        parallel = lists(lambda: count_tiles(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y, parts),
+                         list_tiles)
+        assert all(np.array_equal(a, b) for a, b in zip(serial, parallel)), parts
+    return serial
 
 
 def same_bits(a, b):
@@ -71,18 +89,21 @@ def test_circle_boxes_are_the_references():
     rng = np.random.default_rng(3)
     pos = rng.uniform(-3, 4, (5000, 3)).astype(np.float32)
     radius = np.exp(rng.uniform(np.log(1e-6), np.log(1e6), 5000)).astype(np.float32)
+    scene = Scene("boxes", pos, radius, np.zeros((5000, 3), np.float32))
     for width, height in ((1, 1), (37, 1000), (16384, 16384)):
-        boxes, _ = prepare_circles(pos, radius, np.zeros((5000, 3), np.float32), width, height)
-        for mine, ref in zip(boxes.T, circle_bounds(pos, radius, width, height)):
-            assert np.array_equal(mine, ref)
+        one_tile = (1 << (width - 1).bit_length(), 1 << (height - 1).bit_length())
+        _, _, ids, boxes, _ = bin_both_ways(scene, width, height, *one_tile)
+        ref = np.stack(circle_bounds(pos, radius, width, height), axis=1)
+        assert np.array_equal(boxes, ref[ids])
+        assert np.array_equal(ids, np.flatnonzero((ref[:, 0] < ref[:, 1]) & (ref[:, 2] < ref[:, 3])))
 
 
 def test_grown_tiles_are_still_exact(monkeypatch):
     """Big images double the tile side to bound the bin lists; force that at a small size."""
     monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", 50)
     scene = make_scene("rand10k", 2)
-    tile_w, tile_h, *_ = fast.bin_tiles(boxes_of(scene, 90, 90), np.zeros((scene.n, 8), np.float32), 90, 90)
-    assert (tile_w, tile_h) != (fast.TILE_W, fast.TILE_H)
+    tiles = fast.Frame().tiles(scene, 90, 90, 2)
+    assert (tiles.tile_w, tiles.tile_h) != (fast.TILE_W, fast.TILE_H)
     assert same_bits(reference_image(scene, 90, 90), fast.reference_image(scene, 90, 90))
 
 
@@ -97,8 +118,7 @@ def test_tiles_and_chunks_cover_every_pixel_once(width, height, tile_w, tile_h):
     assert (hits == 1).all()
     # the chunks list every tile that has circles exactly once, whatever the thread count
     scene = make_scene("rand10k", 1)
-    starts, costs, *_ = bin_circles(boxes_of(scene, width, height), np.zeros((scene.n, 8), np.float32),
-                            tile_w, tile_h, tiles_x, tiles_y, 2 ** 62)
+    starts, costs, *_ = bin_both_ways(scene, width, height, tile_w, tile_h)
     for threads in (1, 2, 3, 64):
         parts = fast.chunks(costs, threads)
         listed = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
@@ -109,11 +129,11 @@ def test_tiles_and_chunks_cover_every_pixel_once(width, height, tile_w, tile_h):
 
 def test_bins_list_each_tiles_circles_in_index_order():
     scene = make_scene("biglittle", 1)
-    starts, _, ids, _, data = bin_circles(boxes_of(scene, 200, 200), scene.radius[:, None].repeat(8, 1), 64, 16, 4, 13, 2 ** 62)
+    starts, _, ids, _, data = bin_both_ways(scene, 200, 200, 64, 16)
     for t in range(len(starts) - 1):
         lst = ids[starts[t]:starts[t + 1]]
         assert (np.diff(lst) > 0).all()
-        assert np.array_equal(data[starts[t]:starts[t + 1], 0], scene.radius[lst])
+        assert np.array_equal(data[starts[t]:starts[t + 1], 2], scene.radius[lst])
 
 
 def test_auto_uses_cpu_fast_without_a_gpu(monkeypatch):
@@ -166,3 +186,85 @@ def test_python_threads_may_render_at_once():
         images = list(pool.map(lambda size: fast.reference_image(scene, size, size), (40, 41, 42, 43)))
     for size, img in zip((40, 41, 42, 43), images):
         assert same_bits(reference_image(scene, size, size), img)
+
+
+SCRIPT = ["clear", "advance", "render", "render", "clear", "get", "advance", "clear", "render", "clear", "clear",
+          "advance", "render", "advance", "render", "clear", "advance", "render", "get"]
+
+
+@pytest.mark.parametrize("serial_pixels", [0, 2 ** 62])             # numba's threads / the calling thread
+@pytest.mark.parametrize("name", ["bouncingballs", "fireworks", "snow", "hypnosis"])
+def test_every_order_of_calls_gives_the_references_image(monkeypatch, serial_pixels, name):
+    """clear() only notes the clear, render() writes the background tile by tile and only where
+    the image is not background already: every order of calls still gives the reference's image,
+    on tiles narrower than the image too."""
+    monkeypatch.setattr(fast, "SERIAL_PIXELS", serial_pixels)
+    monkeypatch.setattr(fast, "TILE_W", 16)
+    scene = make_scene(name, 2)
+    if name == "snow":                                   # flakes on the screen
+        scene.position[:, 1] = np.linspace(0, 1, scene.n, dtype=np.float32)
+    ref, mine = CpuRenderer(), registry.create("cpu-fast")
+    for r in (ref, mine):
+        r.load(scene, 70, 53)
+    for step, call in enumerate(SCRIPT * 2):
+        for r in (ref, mine):
+            if call != "get":
+                getattr(r, call)()
+        if call in ("render", "get"):
+            assert same_bits(ref.get_image(), mine.get_image()), (step, call)
+
+
+def test_an_interrupted_frame_leaves_nothing_wrong_behind(monkeypatch):
+    """Ctrl-C between two chunks of a frame: the next cleared frame is the reference's."""
+    from circle_render.cpu import fast_kernels
+    monkeypatch.setattr(fast, "SERIAL_PIXELS", 0)
+    monkeypatch.setattr(fast, "CHUNK_PIXELS", 1)
+    monkeypatch.setattr(fast, "TILE_W", 16)
+    monkeypatch.setattr(fast, "TILE_H", 4)
+    real, calls = fast_kernels.render_tiles, []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args)
+    y = np.linspace(0.1, 0.9, 5, dtype=np.float32)
+    left = np.stack([np.full(5, 0.2, np.float32), y, np.zeros(5, np.float32)], axis=1)
+    scene = Scene("left", left, np.full(5, 0.05, np.float32), np.ones((5, 3), np.float32))
+    ref, mine = CpuRenderer(), registry.create("cpu-fast")
+    for r in (ref, mine):
+        r.load(scene, 64, 64)
+    mine.clear(); mine.render()                          # a first full frame, so tiles are known clean or not
+    monkeypatch.setattr(fast_kernels, "render_tiles", interrupted)
+    moved = scene.copy()
+    moved.position[:, 0] = 0.8                            # the next frame paints other tiles
+    mine.scene = moved
+    mine.clear()
+    with pytest.raises(KeyboardInterrupt):
+        mine.render()
+    assert len(calls) == 2
+    monkeypatch.setattr(fast_kernels, "render_tiles", real)
+    mine.scene = scene.copy()
+    for r in (ref, mine):
+        r.clear()
+        r.render()
+    assert same_bits(ref.get_image(), mine.get_image())
+
+
+def test_the_compiled_snow_step_is_the_references():
+    """cpu-fast advances snow with numba (cpu/fast_animation.py): flakes bit-identical to the
+    NumPy step's after hundreds of steps, respawns included."""
+    from circle_render.cpu.animation import advance as reference_step
+    from circle_render.cpu.fast_animation import advance as fast_step
+    for seed in (0, 11):
+        ref = make_scene("snow", seed)
+        mine = ref.copy()
+        respawned = np.zeros(ref.n, bool)
+        for _ in range(400):
+            before = ref.position[:, 1].copy()
+            reference_step(ref)
+            fast_step(mine, fast.PARALLEL)
+            respawned |= (ref.position[:, 1] >= 1.35) & (before < 1)   # back above the top
+        assert respawned.sum() > 1000                     # the respawn branch ran
+        for field in ("position", "velocity", "radius"):
+            assert same_bits(getattr(ref, field), getattr(mine, field)), (seed, field)

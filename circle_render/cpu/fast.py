@@ -1,47 +1,115 @@
 """``cpu-fast``: the reference's pictures, bit for bit, from a tiled multi-threaded renderer
 compiled with numba (the GPU renderers' design on the CPU).
 
-A frame: circle boxes (as the reference computes them) -> circles binned to square tiles in
-index order -> tiles blended in parallel, each pixel's circles in index order, in chunks of
-tiles between which Python sees Ctrl-C. Threads: numba's (all cores unless NUMBA_NUM_THREADS
-or numba.set_num_threads says otherwise).
+A frame (render_image): each tile's circles listed in index order, with their pixel boxes as
+the reference computes them (count, then list) -> tiles drawn in parallel, each
+starting from the background where the frame was cleared, each pixel's circles blended in index
+order, in chunks of tiles between which Python sees Ctrl-C. The kernels are in fast_bins.py
+(lists) and fast_kernels.py (drawing); buffers live in a Frame, reused frame to frame.
+Threads: numba's (all cores unless NUMBA_NUM_THREADS or numba.set_num_threads says otherwise).
 """
 from __future__ import annotations
 
+import functools
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
 from circle_render.constants import SNOW_RAMP
-from circle_render.cpu.animation import advance
 from circle_render.cpu.shading import clear_rows, pixel_centres
 from circle_render.scenes.scene import SNOW, Scene
 
-f32 = np.float32
-TILE_W, TILE_H = 1024, 16    # tile size in pixels: wide tiles compute each circle row's span once
+TILE_W, TILE_H = 1024, 16    # tile size in pixels (powers of two): wide tiles compute each circle row's span once
 MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (48 bytes each), before the tiles grow
 PARALLEL = threading.Lock()  # one parallel numba call at a time (the workqueue layer's rule)
-CHUNK_PIXELS = 1 << 26       # circle box pixels per parallel call: Ctrl-C waits for one at most
+CHUNK_PIXELS = 1 << 26       # pixels drawn per parallel call: Ctrl-C waits for one call at most
+SERIAL_PIXELS = 1 << 17      # pixels to draw below which a frame is drawn on the calling thread
+SERIAL_CIRCLES = 1 << 12     # circles below which they are binned on the calling thread
 
 
-def bin_tiles(boxes, data, width: int, height: int):
-    """(tile_w, tile_h, tiles_x, starts, costs, entry_boxes, entry_data): bin_circles with TILE_W x TILE_H tiles, both
-    sides doubled while the (circle, tile) pairs would be more than MAX_BIN_ENTRIES."""
-    from circle_render.cpu.fast_kernels import bin_circles
-    tw, th = TILE_W, TILE_H
-    while True:
-        tiles_x = -(-width // tw)
-        limit = MAX_BIN_ENTRIES if tw < width or th < height else 2 ** 62    # one tile: any count
-        starts, costs, ids, entry_boxes, entry_data = bin_circles(boxes, data, tw, th, tiles_x, -(-height // th), limit)
-        if ids.size == starts[-1]:
-            return tw, th, tiles_x, starts, costs, entry_boxes, entry_data
-        tw, th = 2 * tw, 2 * th
+centres = functools.lru_cache(maxsize=8)(pixel_centres)    # (size,) float32, read-only by convention
+
+
+class Tiles(NamedTuple):
+    """Each tile's circles: tile t (row-major, tile_w x tile_h pixels, tiles_x to a row) lists
+    entries [starts[t], starts[t + 1]) of boxes (entries, 4) int32 and data (entries, 8) float32,
+    and its circles' boxes cover costs[t] of its pixels (with repeats)."""
+    tile_w: int
+    tile_h: int
+    tiles_x: int
+    starts: np.ndarray
+    costs: np.ndarray
+    boxes: np.ndarray
+    data: np.ndarray
+
+
+class Frame:
+    """The tile lists' buffers, kept from frame to frame (they grow, never shrink): a new
+    allocation's page faults would cost a scene of millions of circles more than binning it."""
+
+    def __init__(self):
+        self.ids = np.empty(0, np.int32)                                                  # (entries,)
+        self.boxes, self.data = np.empty((0, 4), np.int32), np.empty((0, 8), np.float32)  # (entries, 4), (entries, 8)
+
+    def tiles(self, scene: Scene, width: int, height: int, threads: int) -> Tiles:
+        """The scene's tile lists (fast_bins), TILE_W x TILE_H tiles with both sides doubled
+        while there would be more than MAX_BIN_ENTRIES (circle, tile) pairs."""
+        from circle_render.cpu.fast_bins import count_tiles, count_tiles_serial, list_tiles, list_tiles_serial
+        circles = scene.position, scene.radius
+        serial = scene.n < SERIAL_CIRCLES
+        tw, th = TILE_W, TILE_H
+        while True:
+            tiles_x, tiles_y = -(-width // tw), -(-height // th)
+            grid = width, height, tw, th, tiles_x, tiles_y
+            with PARALLEL:
+                starts, costs, fill, per_part = (count_tiles_serial(*circles, *grid) if serial else
+                                                 count_tiles(*circles, *grid, 4 * threads))
+            if starts[-1] <= MAX_BIN_ENTRIES or (tw >= width and th >= height):    # one tile takes any count
+                break
+            tw, th = 2 * tw, 2 * th
+        entries = int(starts[-1])
+        if self.ids.shape[0] < entries:
+            grown = entries + entries // 4
+            self.ids = np.empty(grown, np.int32)
+            self.boxes, self.data = np.empty((grown, 4), np.int32), np.empty((grown, 8), np.float32)
+        with PARALLEL:
+            (list_tiles_serial if serial else list_tiles)(*circles, scene.color, width, height, tw, th, tiles_x, fill,
+                                                          per_part, self.ids, self.boxes, self.data)
+        return Tiles(tw, th, tiles_x, starts, costs, self.boxes, self.data)
+
+
+class Painted:
+    """What of the image may differ from the background (the clear colours): per tile row, one
+    span of pixels, so that a cleared frame rewrites only what the last frames painted."""
+
+    def __init__(self):
+        self.grid = None                               # (tile_w, tile_h, tiles_x, tiles)
+        self.spans = np.zeros((0, 1, 2), np.int32)     # (tiles, tile_h, 2): pixels [lo, hi) of each tile row
+        self.nothing = False                           # the whole image is background
+
+    def for_grid(self, grid, width: int, height: int) -> np.ndarray:
+        """The spans for this tile grid; a new grid starts from what is known: nothing painted,
+        or everything."""
+        if grid != self.grid:
+            tile_w, tile_h, tiles_x, tiles = grid
+            self.grid, self.spans = grid, np.zeros((tiles, tile_h, 2), np.int32)
+            if not self.nothing:
+                for t in range(tiles):
+                    x0, y0 = (t % tiles_x) * tile_w, (t // tiles_x) * tile_h
+                    self.spans[t, :max(min(tile_h, height - y0), 0)] = x0, min(x0 + tile_w, width)
+        self.nothing = False
+        return self.spans
+
+    def cleared_all(self) -> None:
+        self.nothing = True
+        self.spans[:] = 0
 
 
 def chunks(costs: np.ndarray, threads: int) -> list[np.ndarray]:
-    """The tiles with circles (costs: each tile's circle box pixels) in row-major order, cut into
-    consecutive chunks of about CHUNK_PIXELS box pixels, at least 4 tiles per thread where there
-    are that many. Every tile with circles is in exactly one chunk."""
+    """The tiles with work (costs: each tile's pixels to draw) in row-major order, cut into
+    consecutive chunks of about CHUNK_PIXELS, at least 4 tiles per thread where there are that
+    many. Every tile with work is in exactly one chunk."""
     busy = np.flatnonzero(costs)
     total = np.cumsum(costs[busy])
     cuts, lo = [], 0
@@ -53,28 +121,50 @@ def chunks(costs: np.ndarray, threads: int) -> list[np.ndarray]:
     return cuts
 
 
-def render_image(scene: Scene, image: np.ndarray, threads: int | None = None) -> np.ndarray:
-    """Blend all circles of ``scene`` into ``image`` ((H, W, 4) float32, C-contiguous, in place),
-    exactly as the reference (cpu/reference.py render_planes) does."""
-    import numba
-
-    from circle_render.cpu.fast_kernels import prepare_circles, render_tiles
+def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted: np.ndarray, snow: bool,
+         threads: int) -> None:
+    """fast_kernels.render_tiles over every tile with circles, or painted where the frame is
+    cleared (``background`` not None): on the calling thread when that is little work, else in
+    chunks on ``threads`` threads."""
+    from circle_render.cpu.fast_kernels import render_tiles, render_tiles_serial
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
-    threads = threads or numba.get_num_threads()
-    with PARALLEL:
-        boxes, data = prepare_circles(scene.position, scene.radius, scene.color, width, height)
-    tile_w, tile_h, tiles_x, starts, costs, boxes, data = bin_tiles(boxes, data, width, height)
-    cx, cy = pixel_centres(width), pixel_centres(height)
+    clear = background is not None
+    costs = tiles.costs.copy()                     # each tile's work: box pixels, and pixels to clear
+    if clear:
+        costs += np.clip(painted[:, :, 1] - painted[:, :, 0], 0, None).sum(axis=1)
+    cx, cy = centres(width), centres(height)
+    colours = background if clear else np.zeros((height, 4), np.float32)
+    lists = (tiles.tile_w, tiles.tile_h, tiles.tiles_x, tiles.starts, tiles.boxes, tiles.data, SNOW_RAMP, cx, cy, snow)
+    if costs.sum() < SERIAL_PIXELS:
+        with PARALLEL:
+            render_tiles_serial(rows, np.flatnonzero(costs), clear, colours, painted, *lists)
+        return
     for part in chunks(costs, threads):
         with PARALLEL:
-            render_tiles(rows, part, min(threads, part.size), tile_w, tile_h, tiles_x, starts, boxes, data,
-                         SNOW_RAMP, cx, cy, scene.shading == SNOW)
+            render_tiles(rows, part, clear, colours, painted, min(threads, part.size), *lists)
+
+
+def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, background: np.ndarray | None = None,
+                 painted: Painted | None = None, frame: Frame | None = None) -> np.ndarray:
+    """Blend all circles of ``scene`` into ``image`` ((H, W, 4) float32, C-contiguous, in place),
+    exactly as the reference (cpu/reference.py render_planes) does. With ``background`` ((H, 4)
+    float32, each row's clear colour), the image is cleared first, tile by tile as it is drawn;
+    ``painted`` says what of the image may differ from the background, and is kept up to date."""
+    import numba
+    height, width, _ = image.shape
+    threads = threads or numba.get_num_threads()
+    frame, painted = frame or Frame(), painted or Painted()
+    tiles = frame.tiles(scene, width, height, threads)
+    spans = painted.for_grid((tiles.tile_w, tiles.tile_h, tiles.tiles_x, tiles.costs.size), width, height)
+    draw(image, tiles, background, spans, scene.shading == SNOW, threads)
     return image
 
 
 class CpuFastRenderer:
-    """cpu-fast behind the renderer interface (circle_render/interface.py)."""
+    """cpu-fast behind the renderer interface (circle_render/interface.py). clear() only notes
+    that the picture is to start from the background: render() writes it tile by tile as it
+    blends (one pass over the image, not two), and only where the image is not background."""
 
     name = "cpu-fast"
 
@@ -85,25 +175,39 @@ class CpuFastRenderer:
     def load(self, scene: Scene, width: int, height: int) -> None:
         self.scene, self.width, self.height = scene.copy(), width, height
         self.image = np.empty((height, width, 4), dtype=np.float32)
-        self._clear = clear_rows(height, scene.shading)                 # (H, 4)
+        self._background = clear_rows(height, scene.shading)            # (H, 4) each row's clear colour
+        self._painted = Painted()                                         # what may differ from that
+        self._frame = Frame()                                            # binning buffers
+        self._clear_pending = False
+        self._fill_background()                                          # a new picture is blank
 
     def clear(self) -> None:
-        from circle_render.cpu.fast_kernels import fill_rows
-        with PARALLEL:
-            fill_rows(self.image.reshape(self.height, 4 * self.width), self._clear)
+        self._clear_pending = True
 
     def advance(self) -> None:
-        advance(self.scene)
+        from circle_render.cpu.fast_animation import advance
+        advance(self.scene, PARALLEL)
 
     def render(self) -> None:
-        render_image(self.scene, self.image, self.threads)
+        render_image(self.scene, self.image, self.threads, self._background if self._clear_pending else None,
+                     self._painted, self._frame)
+        self._clear_pending = False
 
     def synchronize(self) -> None:
         pass
 
     def get_image(self) -> np.ndarray:
         """(H, W, 4) float32, row 0 at the bottom."""
+        if self._clear_pending:                        # cleared, never drawn: the background
+            self._fill_background()
         return self.image.copy()
+
+    def _fill_background(self) -> None:
+        from circle_render.cpu.fast_kernels import fill_rows
+        with PARALLEL:
+            fill_rows(self.image.reshape(self.height, 4 * self.width), self._background)
+        self._painted.cleared_all()
+        self._clear_pending = False
 
 
 def reference_image(scene: Scene, width: int, height: int, steps: int = 1) -> np.ndarray:

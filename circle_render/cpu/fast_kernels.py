@@ -1,5 +1,5 @@
-"""The numba kernels of ``cpu-fast`` (cpu/fast.py): binning circles to tiles, and blending each
-tile's circles in index order, row span by row span.
+"""The numba kernels of ``cpu-fast`` (cpu/fast.py) that draw: each tile's circles blended in
+index order, row span by row span (cpu/fast_bins.py makes the tiles' lists).
 
 Every value that reaches a pixel is computed in float32 with the reference's operation order
 (cpu/shading.py), and numba compiles without fastmath (no reassociation, no fused multiply-add),
@@ -13,18 +13,21 @@ import os
 import numba
 import numpy as np
 
-from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH, SNOW_FALLOFF, SNOW_MAX_ALPHA
+from circle_render.constants import FLAT_ALPHA, SNOW_FALLOFF
 
 f32 = np.float32
 ONE = f32(1)
 
 
-# numba's default threading layer here is GNU OpenMP, whose waiting threads cost a frame tens of
-# milliseconds on a machine busy with other work (a laptop, CI); its own workqueue layer does not.
-# A user's NUMBA_THREADING_LAYER wins. Set in the environment too: numba re-reads its config from
-# there when it compiles. Workqueue runs one parallel call at a time: fast.py locks.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    os.environ["NUMBA_THREADING_LAYER"] = numba.config.THREADING_LAYER = "workqueue"
+# Threading layer: TBB where it is installed (a dependency where it has wheels: it starts a
+# parallel call in microseconds and is fork-safe), else numba's own workqueue (fork-safe, but each
+# parallel call costs about 0.1 ms); GNU OpenMP last: its waiting threads cost a frame tens of
+# milliseconds on a busy machine, and a forked child that uses it aborts. A user's choice wins.
+# Set in the environment too: numba re-reads its config from there when it compiles. Workqueue
+# runs one parallel call at a time: fast.py locks around every call.
+if "NUMBA_THREADING_LAYER" not in os.environ and "NUMBA_THREADING_LAYER_PRIORITY" not in os.environ:
+    os.environ["NUMBA_THREADING_LAYER_PRIORITY"] = "tbb workqueue omp"
+    numba.config.THREADING_LAYER_PRIORITY = ["tbb", "workqueue", "omp"]
 
 
 def cached_njit(**options):
@@ -41,44 +44,6 @@ def cached_njit(**options):
 HALF = FLAT_ALPHA          # flat blend: c <- HALF * colour + HALF * c
 SHORT_ROW = 8              # rows of a box at most this wide are scanned pixel by pixel
 U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
-
-
-@cached_njit()
-def bin_circles(boxes, data, tile_w, tile_h, tiles_x, tiles_y, max_entries):
-    """Each tile's circles in index order: (starts, costs, ids, entry_boxes, entry_data) with
-    tile t's ids in ids[starts[t]:starts[t + 1]] and its circles' box pixels in costs[t]; tiles are row-major, tile_w x tile_h pixels. More than
-    ``max_entries`` (circle, tile) pairs: ids comes back empty (the caller takes bigger tiles).
-    Each entry also gets a copy of its circle's box and data (prepare_circles'), so that a tile's
-    walk reads its circles' records in a stream rather than scattered over the scene's.
-    boxes: (n, 4) int32 pixel boxes x0, x1, y0, y1 ([x0, x1) x [y0, y1), clamped to the image)."""
-    n = boxes.shape[0]
-    x0, x1, y0, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    counts = np.zeros(tiles_x * tiles_y + 1, dtype=np.int64)
-    costs = np.zeros(tiles_x * tiles_y, dtype=np.int64)        # box pixels in each tile
-    for i in range(n):
-        if x0[i] < x1[i] and y0[i] < y1[i]:
-            for ty in range(y0[i] // tile_h, (y1[i] - 1) // tile_h + 1):
-                rows = min(y1[i], (ty + 1) * tile_h) - max(y0[i], ty * tile_h)
-                for tx in range(x0[i] // tile_w, (x1[i] - 1) // tile_w + 1):
-                    counts[ty * tiles_x + tx + 1] += 1
-                    costs[ty * tiles_x + tx] += rows * (min(x1[i], (tx + 1) * tile_w) - max(x0[i], tx * tile_w))
-    starts = np.cumsum(counts)
-    if starts[-1] > max_entries:
-        return starts, costs, np.empty(0, np.int32), np.empty((0, 4), np.int32), np.empty((0, 8), np.float32)
-    fill = starts[:-1].copy()
-    ids = np.empty(starts[-1], dtype=np.int32)
-    entry_boxes = np.empty((starts[-1], 4), dtype=np.int32)
-    entry_data = np.empty((starts[-1], 8), dtype=np.float32)
-    for i in range(n):
-        if x0[i] < x1[i] and y0[i] < y1[i]:
-            for ty in range(y0[i] // tile_h, (y1[i] - 1) // tile_h + 1):
-                for tx in range(x0[i] // tile_w, (x1[i] - 1) // tile_w + 1):
-                    t = ty * tiles_x + tx
-                    ids[fill[t]] = i
-                    entry_boxes[fill[t]] = boxes[i]
-                    entry_data[fill[t]] = data[i]
-                    fill[t] += 1
-    return starts, costs, ids, entry_boxes, entry_data
 
 
 @numba.njit(inline="always")
@@ -168,32 +133,80 @@ def _blend_snow(row, base, a, b, px, dy2, cx, radius, max_alpha, ramp):
         row[j + U3] = row[j + U3] + alpha
 
 
-@cached_njit(parallel=True)
-def render_tiles(image, tiles, threads, tile_w, tile_h, tiles_x, starts, boxes, data, ramp, cx, cy, snow):
-    """Blend every circle of the listed tiles into ``image``, each pixel's circles in index order.
+@numba.njit(inline="always")
+def _fill(flat, base, lo, hi, colour):
+    """Pixels [lo, hi) of one RGBA row set to colour (4,)."""
+    c0, c1, c2, c3 = colour[0], colour[1], colour[2], colour[3]
+    for j in range(base + np.uint64(4 * lo), base + np.uint64(4 * hi), U4):
+        flat[j] = c0
+        flat[j + U1] = c1
+        flat[j + U2] = c2
+        flat[j + U3] = c3
 
-    image: (H, 4W) float32, RGBA rows, modified in place; tiles: (k,) int64 row-major tile numbers, thread
-    t takes tiles[t], tiles[t + threads], ...; starts, boxes, data: bin_circles' lists (starts,
-    entry_boxes, entry_data); ramp: (5, 3) float32 snow colours; cx: (W,), cy: (H,) float32 pixel centres; snow: bool.
+
+@numba.njit(inline="always")
+def _draw_tile(flat, tile, clear, background, painted, tile_w, tile_h, tiles_x, width, height, starts, boxes, data,
+               ramp, cx, cy, snow):
+    """Tile ``tile``: if ``clear``, its painted pixels set back to the background; then its
+    circles blended, each pixel's in index order, their row spans added to what is painted."""
+    tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
+    if clear:
+        for y in range(ty0, ty1):
+            _fill(flat, np.uint64(y) * np.uint64(4 * width), painted[tile, y - ty0, 0], painted[tile, y - ty0, 1],
+                  background[y])
+            painted[tile, y - ty0, 0] = painted[tile, y - ty0, 1] = 0
+    for i in range(starts[tile], starts[tile + 1]):
+        px, py, r = data[i, 0], data[i, 1], data[i, 2]
+        r2 = r * r
+        lo, hi = max(tx0, boxes[i, 0]), min(tx1, boxes[i, 1])
+        for y in range(max(ty0, boxes[i, 2]), min(ty1, boxes[i, 3])):
+            dy = py - cy[y]
+            dy2 = dy * dy
+            a, b = _row_span(px, r2, dy2, cx, lo, hi, width)
+            if a < b:
+                row = painted[tile, y - ty0]
+                if row[0] < row[1]:
+                    row[0], row[1] = min(row[0], a), max(row[1], b)
+                else:
+                    row[0], row[1] = a, b
+            base = np.uint64(y) * np.uint64(4 * width)
+            if snow:
+                _blend_snow(flat, base, a, b, px, dy2, cx, r, data[i, 6], ramp)
+            else:
+                _blend_flat(flat, base, a, b, data[i, 3], data[i, 4], data[i, 5])
+
+
+@cached_njit(parallel=True)
+def render_tiles(image, tiles, clear, background, painted, threads, tile_w, tile_h, tiles_x, starts, boxes, data,
+                 ramp, cx, cy, snow):
+    """Draw the listed tiles (_draw_tile) on ``threads`` threads: thread t takes tiles[t],
+    tiles[t + threads], ...
+
+    image: (H, 4W) float32, RGBA rows, modified in place; tiles: (k,) int64 row-major tile
+    numbers; clear: bool, the frame starts from the background; background: (H, 4) float32, each
+    row's clear colour; painted: (tiles, tile_h, 2) int32, per tile row the pixels [lo, hi) that
+    may differ from the background (none where lo >= hi), kept up to date; starts, boxes, data:
+    the tiles' lists (cpu/fast.py Tiles); ramp: (5, 3) float32 snow colours; cx: (W,), cy: (H,)
+    float32 pixel centres; snow: bool.
     """
     height, width = image.shape[0], image.shape[1] // 4
     flat = image.reshape(image.size)
     for t in numba.prange(threads):
         for k in range(t, tiles.shape[0], threads):
-            tx0, tx1, ty0, ty1 = tile_rect(tiles[k], tiles_x, tile_w, tile_h, width, height)
-            for i in range(starts[tiles[k]], starts[tiles[k] + 1]):
-                px, py, r = data[i, 0], data[i, 1], data[i, 2]
-                r2 = r * r
-                lo, hi = max(tx0, boxes[i, 0]), min(tx1, boxes[i, 1])
-                for y in range(max(ty0, boxes[i, 2]), min(ty1, boxes[i, 3])):
-                    dy = py - cy[y]
-                    dy2 = dy * dy
-                    a, b = _row_span(px, r2, dy2, cx, lo, hi, width)
-                    base = np.uint64(y) * np.uint64(4 * width)
-                    if snow:
-                        _blend_snow(flat, base, a, b, px, dy2, cx, r, data[i, 6], ramp)
-                    else:
-                        _blend_flat(flat, base, a, b, data[i, 3], data[i, 4], data[i, 5])
+            _draw_tile(flat, tiles[k], clear, background, painted, tile_w, tile_h, tiles_x, width, height, starts,
+                       boxes, data, ramp, cx, cy, snow)
+
+
+@cached_njit()
+def render_tiles_serial(image, tiles, clear, background, painted, tile_w, tile_h, tiles_x, starts, boxes, data, ramp,
+                        cx, cy, snow):
+    """render_tiles on the calling thread alone: for frames too small to repay waking numba's
+    threads."""
+    height, width = image.shape[0], image.shape[1] // 4
+    flat = image.reshape(image.size)
+    for k in range(tiles.shape[0]):
+        _draw_tile(flat, tiles[k], clear, background, painted, tile_w, tile_h, tiles_x, width, height, starts, boxes,
+                   data, ramp, cx, cy, snow)
 
 
 @cached_njit(parallel=True)
@@ -207,33 +220,3 @@ def fill_rows(image, colours):
             row[j + U1] = c1
             row[j + U2] = c2
             row[j + U3] = c3
-
-
-@cached_njit(parallel=True)
-def prepare_circles(pos, radius, color, width, height):
-    """Per circle, packed so that a tile's walk reads two cache lines per circle:
-    boxes (n, 4) int32: the pixel box x0, x1, y0, y1, exactly as cpu/shading.py circle_bounds
-    (x0 = int((px - r) * W), x1 = int((px + r) * W) + 1, float32, truncated, clamped to [0, W];
-    clamped in float first, so no integer overflow);
-    data (n, 8) float32: px, py, r, 0.5 * colour (3, flat), snow's max alpha, 0."""
-    n = radius.shape[0]
-    boxes = np.empty((n, 4), np.int32)
-    data = np.zeros((n, 8), np.float32)
-    fw, fh = f32(width), f32(height)
-    for i in numba.prange(n):
-        px, py, r = pos[i, 0], pos[i, 1], radius[i]
-        boxes[i, 0] = _clamped(int(min(max((px - r) * fw, f32(-1)), fw + 1)), width)
-        boxes[i, 1] = _clamped(int(min(max((px + r) * fw, f32(-1)), fw + 1)) + 1, width)
-        boxes[i, 2] = _clamped(int(min(max((py - r) * fh, f32(-1)), fh + 1)), height)
-        boxes[i, 3] = _clamped(int(min(max((py + r) * fh, f32(-1)), fh + 1)) + 1, height)
-        data[i, 0], data[i, 1], data[i, 2] = px, py, r
-        for c in range(3):
-            data[i, 3 + c] = f32(HALF) * color[i, c]
-        depth_alpha = f32(SNOW_ALPHA_BASE) + f32(SNOW_ALPHA_DEPTH) * (ONE - pos[i, 2])
-        data[i, 6] = f32(SNOW_MAX_ALPHA) * min(max(depth_alpha, f32(0)), ONE)
-    return boxes, data
-
-
-@numba.njit(inline="always")
-def _clamped(v, size):
-    return min(max(v, 0), size)

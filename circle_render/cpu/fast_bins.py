@@ -1,0 +1,167 @@
+"""The numba kernels that bin ``cpu-fast``'s circles (cpu/fast.py): each tile's list of circles
+in index order, each entry with the circle's pixel box (as the reference computes it) and what
+its blend needs, in two passes over the circles: count per tile, then list.
+
+Each pass has a parallel kernel and a serial one with the same body: waking numba's threads costs
+more than the whole pass for a few thousand circles. The circles are cut into consecutive parts;
+within a tile, part p's circles are listed before part p + 1's, so every list is in index order
+however many parts there are.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH, SNOW_MAX_ALPHA
+from circle_render.cpu.fast_kernels import cached_njit
+
+f32 = np.float32
+ONE = f32(1)
+
+
+# numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
+@numba.njit(inline="always")
+def _box(i, pos, radius, width, height):
+    """Circle i's pixel box x0, x1, y0, y1, exactly as cpu/shading.py circle_bounds (x0 =
+    int((px - r) * W), x1 = int((px + r) * W) + 1, float32, truncated, clamped to [0, W]; clamped
+    in float first, so no integer overflow)."""
+    fw, fh = f32(width), f32(height)
+    px, py, r = pos[i, 0], pos[i, 1], radius[i]
+    return (_clamped(int(min(max((px - r) * fw, f32(-1)), fw + 1)), width),
+            _clamped(int(min(max((px + r) * fw, f32(-1)), fw + 1)) + 1, width),
+            _clamped(int(min(max((py - r) * fh, f32(-1)), fh + 1)), height),
+            _clamped(int(min(max((py + r) * fh, f32(-1)), fh + 1)) + 1, height))
+
+
+@numba.njit(inline="always")
+def _clamped(v, size):
+    return min(max(v, 0), size)
+
+
+@numba.njit(inline="always")
+def _record(i, pos, radius, color, out):
+    """What circle i's blend needs, into out (8,) float32: px, py, r, 0.5 * colour (3, flat),
+    snow's max alpha, 0."""
+    out[0], out[1], out[2] = pos[i, 0], pos[i, 1], radius[i]
+    for c in range(3):
+        out[3 + c] = f32(FLAT_ALPHA) * color[i, c]
+    depth_alpha = f32(SNOW_ALPHA_BASE) + f32(SNOW_ALPHA_DEPTH) * (ONE - pos[i, 2])
+    out[6] = f32(SNOW_MAX_ALPHA) * min(max(depth_alpha, f32(0)), ONE)
+    out[7] = f32(0)
+
+
+@numba.njit(inline="always")
+def _log2(size):
+    """log2 of a power of two (tile sides are: they are shifted by, not divided by)."""
+    shift = 0
+    while (1 << shift) < size:
+        shift += 1
+    if (1 << shift) != size:
+        raise ValueError("tile sides must be powers of two")
+    return shift
+
+
+@numba.njit(inline="always")
+def _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs):
+    """counts[part, t]: the circles of this part touching tile t; costs[part, t]: their box
+    pixels in it."""
+    n = radius.shape[0]
+    for i in range(part * n // parts, (part + 1) * n // parts):
+        x0, x1, y0, y1 = _box(i, pos, radius, width, height)
+        if x0 < x1 and y0 < y1:
+            for ty in range(y0 >> sh, ((y1 - 1) >> sh) + 1):
+                rows = min(y1, (ty + 1) << sh) - max(y0, ty << sh)
+                for tx in range(x0 >> sw, ((x1 - 1) >> sw) + 1):
+                    counts[part, ty * tiles_x + tx] += 1
+                    costs[part, ty * tiles_x + tx] += rows * (min(x1, (tx + 1) << sw) - max(x0, tx << sw))
+
+
+@numba.njit(inline="always")
+def _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, ids, entry_boxes, entry_data):
+    """This part's circles appended to their tiles' lists, tile t's from fill[part, t] on."""
+    parts = fill.shape[0]
+    n = radius.shape[0]
+    for i in range(part * n // parts, (part + 1) * n // parts):
+        x0, x1, y0, y1 = _box(i, pos, radius, width, height)
+        if x0 < x1 and y0 < y1:
+            first = -1
+            for ty in range(y0 >> sh, ((y1 - 1) >> sh) + 1):
+                for tx in range(x0 >> sw, ((x1 - 1) >> sw) + 1):
+                    t = ty * tiles_x + tx
+                    e = fill[part, t]
+                    fill[part, t] = e + 1
+                    ids[e] = i
+                    entry_boxes[e, 0], entry_boxes[e, 1], entry_boxes[e, 2], entry_boxes[e, 3] = x0, x1, y0, y1
+                    if first < 0:
+                        _record(i, pos, radius, color, entry_data[e])
+                        first = e
+                    else:
+                        entry_data[e] = entry_data[first]
+
+
+@numba.njit(inline="always")
+def _starts(counts, costs):
+    """(starts (tiles + 1,), costs (tiles,), fill (parts, tiles), per_part (parts,)): where each
+    tile's list starts, its circles' box pixels, where each part's circles go in it, and how many
+    entries each part makes."""
+    parts, tiles = counts.shape
+    starts = np.zeros(tiles + 1, dtype=np.int64)
+    fill = np.empty((parts, tiles), dtype=np.int64)
+    for t in range(tiles):
+        e = starts[t]
+        for part in range(parts):
+            fill[part, t] = e
+            e += counts[part, t]
+        starts[t + 1] = e
+    return starts, costs.sum(axis=0), fill, counts.sum(axis=1)
+
+
+@cached_njit(parallel=True)
+def count_tiles(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y, parts):
+    """(starts, costs, fill, per_part): tile t's list is entries [starts[t], starts[t + 1]), its
+    circles' boxes cover costs[t] of its pixels, list_tiles writes part p's circles from
+    fill[p, t] on, and part p makes per_part[p] entries.
+    pos (n, 3), radius (n,) float32, the image width x height pixels; tiles: row-major, tile_w x
+    tile_h pixels (powers of two), tiles_x x tiles_y of them; parts: the circles are cut into
+    this many consecutive ranges, counted in parallel."""
+    sw, sh = _log2(tile_w), _log2(tile_h)
+    counts = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
+    costs = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
+    for part in numba.prange(parts):
+        _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs)
+    return _starts(counts, costs)
+
+
+@cached_njit()
+def count_tiles_serial(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y):
+    """count_tiles on the calling thread, as one part."""
+    sw, sh = _log2(tile_w), _log2(tile_h)
+    counts = np.zeros((1, tiles_x * tiles_y), dtype=np.int64)
+    costs = np.zeros((1, tiles_x * tiles_y), dtype=np.int64)
+    _count_part(0, 1, pos, radius, width, height, sw, sh, tiles_x, counts, costs)
+    return _starts(counts, costs)
+
+
+@cached_njit(parallel=True)
+def list_tiles(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, per_part, ids, entry_boxes,
+               entry_data):
+    """Every tile's list of circles, at count_tiles' places (fill: (parts, tiles) int64, used
+    up; per_part: (parts,) int64, the entries each part makes: parts with none are skipped):
+    ids (entries,) int32, the circles' indices; entry_boxes (entries, 4) int32, their pixel boxes
+    (_box); entry_data (entries, 8) float32, what their blends need (_record): a tile's walk reads
+    its circles in a stream rather than scattered over the scene (the buffers may be longer than
+    needed). color (n, 3) float32."""
+    sw, sh = _log2(tile_w), _log2(tile_h)
+    for part in numba.prange(fill.shape[0]):
+        if per_part[part] > 0:
+            _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, ids, entry_boxes, entry_data)
+
+
+@cached_njit()
+def list_tiles_serial(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, per_part, ids, entry_boxes,
+                      entry_data):
+    """list_tiles on the calling thread."""
+    sw, sh = _log2(tile_w), _log2(tile_h)
+    for part in range(fill.shape[0]):
+        if per_part[part] > 0:
+            _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, ids, entry_boxes, entry_data)
