@@ -8,8 +8,9 @@ sessions are not stored: the small scenes' launch and synchronize move between s
 `render check` divides cuda-tiled's live Total by the ratio to get Tf wherever no course time is
 stored.
 
-    python benchmarks/calibrate_tf.py benchmarks/results/H100-tiled-vs-binary-same-call.json
+    python -m benchmarks calibrate-tf benchmarks/results/H100-tiled-vs-binary-same-call.json
 """
+import argparse
 import json
 import re
 import sys
@@ -45,4 +46,6 @@ def main(record_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("record", help="a same-call record of the course's binary and cuda-tiled")
+    main(ap.parse_args().record)

@@ -4,7 +4,7 @@
   one CUDA graph, on rgb and pattern (and any --scenes);
 - which CuPy calls a stream capture takes (each tried alone on a capturing stream).
 
-    PYTHONPATH=. python benchmarks/course_port_graph.py -o graph.json
+    python -m benchmarks course-ports -o graph.json
 """
 import argparse
 import importlib.util

@@ -8,7 +8,7 @@ Peers that are not installed are skipped and listed. Also: cpu-fast against `-r 
 scene. Writes benchmarks/results/cpu-peers-COMMIT.json and .png.
 
     python3 -m pip install ".[peers]"      # pycairo needs libcairo2-dev to build
-    python3 benchmarks/cpu_peers.py [--size 1024] [--runs 3] [--scenes rand10k,rand100k,rand1M]
+    python3 -m benchmarks cpu-peers [--size 1024] [--runs 3] [--scenes rand10k,rand100k,rand1M]
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ from circle_render import registry  # noqa: E402
 from circle_render.cpu.shading import to_bytes  # noqa: E402
 from circle_render.scenes import SCENE_NAMES, make_scene  # noqa: E402
 from circle_render.timing.bench import current_commit  # noqa: E402
+from circle_render.timing.timer import Stopwatch, wall_times  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -159,27 +159,20 @@ def frame_time(renderer_name, scene, n, runs):
     (its first touch of fresh memory is then noise)."""
     r = registry.create(renderer_name)
     r.load(scene, n, n)
-    times = []
-    for k in range(runs + 1):
-        t0 = time.perf_counter()
+    def frame():
         r.clear()
         r.advance()
         r.render()
-        times.append(time.perf_counter() - t0)
-        if k == 0:
-            first = to_bytes(r.get_image())
-            if times[0] > 1.0:
-                break
-    return min(times[1:] or times), first
+    frame0 = wall_times(frame)
+    first = to_bytes(r.get_image())
+    if frame0.min > 1000 or runs == 0:
+        return frame0.min / 1e3, first
+    return wall_times(frame, runs).min / 1e3, first
 
 
 def peer_time(draw, scene, n, runs):
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        img = draw(scene, n)
-        best = min(best, time.perf_counter() - t0)
-    return best, img
+    t = wall_times(lambda: draw(scene, n), runs)
+    return t.min / 1e3, t.result
 
 
 def difference(img, ref):
@@ -205,11 +198,11 @@ def main() -> None:
                         "or frame 0 alone where it took over 1 s), host clock, min over runs; "
                         "differences against the NumPy reference's 8-bit picture",
               "peers": {}, "skipped": {}, "scenes": {}}
-    t0 = time.perf_counter()
-    first = registry.create("cpu-fast")
-    first.load(make_scene("rgb"), 8, 8)
-    first.render()
-    record["first_call_compile_s"] = time.perf_counter() - t0
+    with Stopwatch() as compile_time:
+        first = registry.create("cpu-fast")
+        first.load(make_scene("rgb"), 8, 8)
+        first.render()
+    record["first_call_compile_s"] = compile_time.s
     record["threading_layer"] = numba.threading_layer()     # asked only now: asking launches the threads
     record["numba_threads"] = numba.get_num_threads()
     refs = {}

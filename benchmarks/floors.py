@@ -18,8 +18,8 @@ graph_kernel_us a kernel; bin 3 kernels, sparse bin 1 (4 over 2048 pixels a side
 Blends are counted on random tiles (exact float32 coverage, as the reference decides it) and
 scaled to the image.
 
-    python benchmarks/floors.py --rates benchmarks/results/H100-rates-6098444.json \\
-        --probe benchmarks/results/H100-cuda-stage-probe-12d7307.json -o floors.md
+    python -m benchmarks floors --rates benchmarks/results/H100-rates-6098444.json \\
+        --probe benchmarks/results/H100-cuda-stage-probe-4272152.json -o floors.md
 """
 import argparse
 import json

@@ -2,7 +2,7 @@
 busy-wait so that no host gap is measured), for scenes at sizes: run once per source tree
 (PYTHONPATH) to compare trees in one device session.
 
-    PYTHONPATH=. python benchmarks/frame_gpu.py [--label new] [--cases rand10k:1024,rand1M:4096]
+    python -m benchmarks frames [--label new] [--cases rand10k:1024,rand1M:4096]
 """
 from __future__ import annotations
 
@@ -23,16 +23,19 @@ def frame_us(renderer, reps: int = 30) -> float:
 
 def frame_times(renderer, reps: int = 30) -> list[float]:
     """GPU microseconds of ``reps`` frames: render() after a clear, queued behind a busy-wait
-    (the package's one event timer, timing/bench.py event_times)."""
+    (the package's one event timer, circle_render/timing/timer.py)."""
     import cupy as cp
-
-    from circle_render.timing.bench import event_times
     spin = cp.RawKernel(SPIN, "spin")
 
     def before():
         renderer.clear()
         spin((1,), (1,), (np.int64(200_000),))
-    return [ms * 1e3 for ms in event_times(renderer.render, reps, before=before, idle=False)]
+    try:
+        from circle_render.timing.timer import event_times
+    except ImportError:    # a tree from before timer.py (device/refactor_check.sh times old trees with this script)
+        from circle_render.timing.bench import event_times          # the same timer, answering a list
+    t = event_times(renderer.render, reps, before=before, idle=False)
+    return [ms * 1e3 for ms in getattr(t, "runs", t)]
 
 
 def main():

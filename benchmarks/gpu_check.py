@@ -1,12 +1,11 @@
 """Correctness sweep of a CUDA renderer against the reference: every scene, sizes 1024,
 2048, 517 and 64, seeds 0 and 7; records mismatches and the largest |RGB difference|.
 
-    PYTHONPATH=. python benchmarks/gpu_check.py [-r cuda] [-o check.json]
+    python -m benchmarks gpu-check [-r cuda] [-o check.json]
 """
 import argparse
 import hashlib
 import json
-import time
 
 import numpy as np
 
@@ -14,6 +13,7 @@ from circle_render import registry
 from circle_render.course import compare
 from circle_render.cpu.reference import reference_image
 from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.timing.timer import Stopwatch
 
 
 def bands(size):
@@ -40,6 +40,27 @@ def make_hashes(sizes, seeds, scenes, path):
         json.dump(out, f, indent=0)
 
 
+def check_case(renderer: str, name: str, size: int, seed: int, known: dict) -> dict:
+    """One scene at one size and seed against the reference (its bands past 1024)."""
+    s = make_scene(name, seed)
+    r = registry.create(renderer)
+    r.load(s, size, size)
+    r.clear(); r.advance(); r.render()
+    img = r.get_image()
+    worst, count, exact = 0.0, 0, 0
+    for rows in bands(size):
+        got = img if rows is None else img[rows[0]:rows[1]]
+        if known.get(f"{name}/{size}/{seed}/{rows}") == digest(got):
+            exact += 1          # bit-identical to the reference: no mismatch, diff 0
+            continue
+        c = compare(reference_image(s, size, size, rows=rows), got)
+        worst, count = max(worst, c.max_abs_diff), count + c.count
+    return {"scene": name, "size": size, "seed": seed, "mismatches": count,
+            "max_abs_diff": worst, "rows": "all" if bands(size) == [None] else str(bands(size)),
+            "bit_identical_bands": exact,
+            "passed": count <= 5 and worst < 1e-3}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-r", "--renderer", default="cuda")
@@ -58,30 +79,15 @@ def main():
     for size in sizes:
         for seed in seeds:
             for name in a.scenes.split(","):
-                t = time.time()
-                s = make_scene(name, seed)
-                r = registry.create(a.renderer)
-                r.load(s, size, size)
-                r.clear(); r.advance(); r.render()
-                img = r.get_image()
-                worst, count, exact = 0.0, 0, 0
-                for rows in bands(size):
-                    got = img if rows is None else img[rows[0]:rows[1]]
-                    if known.get(f"{name}/{size}/{seed}/{rows}") == digest(got):
-                        exact += 1          # bit-identical to the reference: no mismatch, diff 0
-                        continue
-                    c = compare(reference_image(s, size, size, rows=rows), got)
-                    worst, count = max(worst, c.max_abs_diff), count + c.count
-                passed = count <= 5 and worst < 1e-3
-                ok &= passed
-                results.append({"scene": name, "size": size, "seed": seed, "mismatches": count,
-                                "max_abs_diff": worst, "rows": "all" if bands(size) == [None] else str(bands(size)),
-                                "bit_identical_bands": exact,
-                                "passed": passed})
+                with Stopwatch() as case:            # for the progress line
+                    row = check_case(a.renderer, name, size, seed, known)
+                results.append(row)
+                ok &= row["passed"]
                 with open(a.output, "w") as f:      # after every case, so a timeout keeps what finished
                     json.dump({"renderer": a.renderer, "all_passed": ok, "results": results}, f, indent=1)
-                print(f"{name:<14} size {size:>4} seed {seed}: {count} mismatches, max |diff| "
-                      f"{worst:.2e} {'ok' if passed else 'FAIL'}, {exact}/{len(bands(size))} bit-identical ({time.time() - t:.1f} s)", flush=True)
+                print(f"{name:<14} size {size:>4} seed {seed}: {row['mismatches']} mismatches, max |diff| "
+                      f"{row['max_abs_diff']:.2e} {'ok' if row['passed'] else 'FAIL'}, "
+                      f"{row['bit_identical_bands']}/{len(bands(size))} bit-identical ({case.s:.1f} s)", flush=True)
     with open(a.output, "w") as f:
         json.dump({"renderer": a.renderer, "all_passed": ok, "results": results}, f, indent=1)
     print("ALL PASSED" if ok else "SOME FAILED")

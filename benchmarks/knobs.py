@@ -43,8 +43,9 @@ QUESTIONS = {
 PLAIN_STORE = "template <class P, class V> __device__ __forceinline__ void plain_store(P p, V v) { *p = v; }\n"
 
 
-def _load(scene, size, variant):
-    """A FastCudaRenderer of the variant, loaded (its kernels compiled from edited sources)."""
+def load_variant(scene, size, variant):
+    """A FastCudaRenderer of the variant, loaded and warmed (its kernels compiled from edited
+    sources); also how benchmarks/stage_probe.py reads its --variants."""
     from circle_render import constants
     from circle_render.cuda import module
     from circle_render.cuda.fast import FastCudaRenderer
@@ -85,7 +86,7 @@ def run(questions=None, rounds=7, reps=9, progress=print) -> dict:
         record[q] = {}
         for name, size in spec["cases"]:
             scene = scenes.setdefault(name, make_scene(name))
-            rs = {v: _load(scene, size, var) for v, var in spec["variants"].items()}
+            rs = {v: load_variant(scene, size, var) for v, var in spec["variants"].items()}
             samples = {v: [] for v in rs}
             for _ in range(rounds):
                 for v, r in rs.items():

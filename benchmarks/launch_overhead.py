@@ -3,15 +3,12 @@ against the driver called straight through ctypes (what they used before), in th
 an empty kernel launched, replayed as a graph captured either way, and synchronized either
 way; rand10k's draw replayed as a graph either way; and rand10k's frames the course's way.
 
-    PYTHONPATH=. python benchmarks/launch_overhead.py [-o launch.json]
+    python -m benchmarks launch [-o launch.json]
 """
 import argparse
 import ctypes
 import json
-import statistics
-import time
 
-import cupy as cp
 import numpy as np
 
 from circle_render.cuda.fast import FastCudaRenderer
@@ -20,6 +17,7 @@ from circle_render.gpu import gpu_name
 from circle_render.scenes import make_scene
 from circle_render.timing.bench import current_commit
 from circle_render.timing.frames import run_frames
+from circle_render.timing.timer import wall_times
 
 NOP = 'extern "C" __global__ void nop(float* p, int n) { if (threadIdx.x == 0 && n < 0) p[0] = 1.f; }'
 
@@ -27,11 +25,14 @@ NOP = 'extern "C" __global__ void nop(float* p, int n) { if (threadIdx.x == 0 &&
 class DriverLaunch:
     """The same launch through ctypes: cuLaunchKernel with its argument block packed once."""
 
-    lib = ctypes.CDLL("libcuda.so.1")
-    lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
-    lib.cuCtxSynchronize.argtypes = []
+    lib = None                           # libcuda, opened by the first DriverLaunch
 
     def __init__(self, launch: Launch):
+        import cupy as cp
+        if DriverLaunch.lib is None:
+            lib = DriverLaunch.lib = ctypes.CDLL("libcuda.so.1")
+            lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+            lib.cuCtxSynchronize.argtypes = []
         values = []
         for a in launch.args:
             if isinstance(a, cp.ndarray):
@@ -59,6 +60,7 @@ class DriverLaunch:
 
 def driver_graph(launches):
     """A graph captured from DriverLaunch calls (as the renderers captured them before)."""
+    import cupy as cp
     capture = cp.cuda.Stream(non_blocking=True)
     drivers = [DriverLaunch(l).on(capture.ptr) for l in launches]
     capture.begin_capture()
@@ -76,20 +78,15 @@ def driver_sync() -> None:
 
 def host_us(fn, sync, reps=300):
     """Median and min microseconds of fn() + sync(), each call after an idle device."""
-    times = []
-    for _ in range(reps):
-        device_synchronize()
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return {"median_us": round(statistics.median(times), 2), "min_us": round(min(times), 2)}
+    t = wall_times(fn, reps, sync=sync, before=device_synchronize)
+    return {"median_us": round(t.median * 1e3, 2), "min_us": round(t.min * 1e3, 2)}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-o", "--output")
     a = ap.parse_args()
+    import cupy as cp
     f = cp.RawModule(code=NOP).get_function("nop")
     buf = cp.zeros(4, dtype=np.float32)
     launch = Launch(f, (1,), (32,), (buf, np.int32(4)))

@@ -1,7 +1,7 @@
 """Bar chart (PNG) of a benchmark record: our per-frame Total per scene against the course's
 reference time, on a log scale, with the ratio written next to each pair.
 
-    python benchmarks/plot.py benchmarks/results/H100-cuda-1024-2a77bf7.json -o docs/bench.png
+    python -m benchmarks plot benchmarks/results/H100-cuda-1024-e7bf63a.json -o docs/bench.png
 """
 import argparse
 import json

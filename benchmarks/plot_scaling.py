@@ -2,7 +2,7 @@
 circles at 1024x1024, and against pixels for rand100k, rand1M and micro2M; the course's binary
 where the facts give its time (1024x1024 only).
 
-    python benchmarks/plot_scaling.py benchmarks/results/H100-scaling-f380d1c.json -o docs/scaling.png
+    python -m benchmarks plot-scaling benchmarks/results/H100-scaling-4272152.json -o docs/scaling.png
 """
 import argparse
 import json

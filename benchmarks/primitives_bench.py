@@ -1,7 +1,7 @@
 """Time SAXPY, exclusive scan and find_repeats on the GPU against a device copy and CuPy's CUB
 scan, in one run; check the issue's targets; write a JSON record.
 
-    python benchmarks/primitives_bench.py [-o benchmarks/results/GPU-primitives-COMMIT.json]
+    python -m benchmarks primitives [-o benchmarks/results/GPU-primitives-COMMIT.json]
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Runs each kernel of the fast renderer's frame once per scene, outside graphs, after a
-warm-up frame: a target for Nsight Compute (ncu --kernel-name ... python benchmarks/profile_kernels.py).
+warm-up frame: a target for Nsight Compute (ncu --kernel-name ... python -m benchmarks profile).
 
-    PYTHONPATH=. python benchmarks/profile_kernels.py --scenes rand1M,micro2M --size 1024
+    python -m benchmarks profile --scenes rand1M,micro2M --size 1024
 """
 import argparse
 

@@ -1,7 +1,7 @@
 """Registers and spills of each kernel of a kernel file, as the renderer compiles it (the same
 -D options as circle_render/cuda/module.py, with fmad on): needs nvcc, not a GPU.
 
-    python benchmarks/ptxas_report.py draw.cu --tuning '{"FAST_TILE": 32}'
+    python -m benchmarks ptxas draw.cu --tuning '{"FAST_TILE": 32}'
 
 Compile with these options, not with the raw constants: a float define without its f suffix
 is a double, and the kernel then does part of its arithmetic in float64.

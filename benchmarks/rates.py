@@ -2,17 +2,16 @@
 fused multiply-add rate, special-function (exp2, rsqrt) rate, global and shared atomic rates,
 and what an empty kernel costs inside a graph. CUDA events, median of 10 after a warm-up.
 
-    PYTHONPATH=. python benchmarks/rates.py -o rates.json
+    python -m benchmarks rates -o rates.json
 """
 import argparse
 import json
-import statistics
 
-import cupy as cp
 import numpy as np
 
 from circle_render.gpu import gpu_name
-from circle_render.timing.bench import current_commit, event_times
+from circle_render.timing.bench import current_commit
+from circle_render.timing.timer import event_times
 
 SRC = r'''
 extern "C" __global__ void fma_chain(float* out, int iters) {       // 8 independent chains
@@ -59,13 +58,14 @@ extern "C" __global__ void empty() {}
 
 
 def median_ms(step, runs=10):
-    return statistics.median(event_times(step, runs, warmup=2, idle=False))
+    return event_times(step, runs, warmup=2, idle=False).median
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-o", "--output", default="rates.json")
     a = ap.parse_args()
+    import cupy as cp
     mod = cp.RawModule(code=SRC, options=("--std=c++17",))
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     out = {"gpu": gpu_name(), "commit": current_commit(), "sms": sms}

@@ -6,27 +6,25 @@ events around render(), for
 - rand100k, rand1M and micro2M at 512 to 16384 pixels a side.
 Memory: the device bytes the renderer allocated for the scene and size (CuPy's pool).
 
-    PYTHONPATH=. python benchmarks/scaling.py -o scaling.json [--quick]
+    python -m benchmarks scaling -o scaling.json [--quick]
 """
 import argparse
 import json
-import statistics
-import time
-
-import cupy as cp
 
 from circle_render import registry
 from circle_render.gpu import gpu_name
 from circle_render.scenes import make_scene
 from circle_render.scenes.generators import random_circles
-from circle_render.timing.bench import current_commit, event_times
+from circle_render.timing.bench import current_commit
 from circle_render.timing.frames import course_time
+from circle_render.timing.timer import Stopwatch, event_times
 
 CIRCLES = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)
 SIZES = (512, 1024, 2048, 4096, 8192, 16384)
 
 
 def measure(scene, size, runs):
+    import cupy as cp
     pool = cp.get_default_memory_pool()
     pool.free_all_blocks()
     before = pool.used_bytes()
@@ -34,7 +32,7 @@ def measure(scene, size, runs):
     r.load(scene.copy(), size, size)
     r.clear(); r.advance(); r.render(); r.synchronize()
     held = pool.used_bytes() - before
-    render_ms = statistics.median(event_times(r.render, 10, before=r.clear, idle=False))
+    render_ms = event_times(r.render, 10, before=r.clear, idle=False).median
     plan = r.plan
     del r
     phases, totals = course_time(lambda: registry.create("cuda"), scene, size, runs=runs)
@@ -53,11 +51,11 @@ def main():
     sizes = SIZES[:3] if a.quick else SIZES
     record = {"gpu": gpu_name(), "commit": current_commit(), "runs": a.runs, "circles": {}, "pixels": {}}
     for n in circles:
-        t0 = time.perf_counter()
-        scene = random_circles(f"rand{n}", n, 0)
-        record["circles"][str(n)] = e = measure(scene, 1024, a.runs)
+        with Stopwatch() as point:
+            scene = random_circles(f"rand{n}", n, 0)
+            record["circles"][str(n)] = e = measure(scene, 1024, a.runs)
         print(f"circles {n:>9} at 1024: {e['total_ms']:.4f} ms (render {e['render_ms']:.4f}), "
-              f"{e['device_bytes'] / 2**20:.1f} MiB, {e['path']}  [{time.perf_counter() - t0:.1f} s]", flush=True)
+              f"{e['device_bytes'] / 2**20:.1f} MiB, {e['path']}  [{point.s:.1f} s]", flush=True)
     for name in ("rand100k", "rand1M", "micro2M"):
         scene = make_scene(name)
         for size in sizes:

@@ -1,17 +1,17 @@
 """Kernel-only times of the device-wide scan for tile shapes (SCAN_THREADS x SCAN_ITEMS), with
 buffers allocated and zeroed outside the timed region; against CUB and a device copy.
 
-    python benchmarks/scan_variants.py   (prints JSON)
+    python -m benchmarks scan-shapes [--sizes 1000000,10000000]   (prints JSON)
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import cupy as cp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from circle_render.commands.primitives import copy_gbps, cub_scan, event_ms  # noqa: E402
@@ -19,12 +19,17 @@ from circle_render.cuda.module import load_module  # noqa: E402
 from circle_render.twins.scan import exclusive_scan_i32  # noqa: E402
 from circle_render.util import ceil_div  # noqa: E402
 
-SHAPES = [(256, 16), (256, 32), (512, 16), (128, 16), (128, 32), (512, 8)]
+SHAPES = [(256, 16), (256, 32), (512, 16), (128, 16), (128, 32), (512, 8)]     # (SCAN_THREADS, SCAN_ITEMS)
+SIZES = "1000000,10000000,40000000"
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default=SIZES, help="comma-separated element counts")
+    a = ap.parse_args()
+    import cupy as cp
     out = {}
-    for n in (1_000_000, 10_000_000, 40_000_000):
+    for n in map(int, a.sizes.split(",")):
         x_host = np.random.default_rng(n).integers(0, 10, n, dtype=np.int32)
         x, y = cp.asarray(x_host), cp.empty(n, np.int32)
         scratch = x.copy()                   # CUB scans in place

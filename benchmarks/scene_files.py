@@ -1,6 +1,6 @@
 """Time saving and loading a 1M-circle scene file in both formats (CPU only); print JSON.
 
-    python benchmarks/scene_files.py [-o benchmarks/results/scene-files-HOST.json]
+    python -m benchmarks scenefiles [-o benchmarks/results/scene-files-HOST.json]
 """
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import argparse
 import platform
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -16,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from circle_render.io.scene_files import load_scene, save_scene  # noqa: E402
 from circle_render.scenes import make_scene  # noqa: E402
 from circle_render.timing.bench import current_commit  # noqa: E402
+from circle_render.timing.timer import Stopwatch, wall_times  # noqa: E402
 from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
 
 
@@ -31,14 +31,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for suffix in (".par", ".circles"):
             path = Path(d) / f"rand1M{suffix}"
-            t0 = time.perf_counter()
-            save_scene(scene, path)
-            save_s = time.perf_counter() - t0
-            loads = []
-            for _ in range(args.repeats):
-                t0 = time.perf_counter()
-                load_scene(path)
-                loads.append(time.perf_counter() - t0)
+            with Stopwatch() as save:
+                save_scene(scene, path)
+            save_s = save.s
+            loads = [ms / 1e3 for ms in wall_times(lambda: load_scene(path), args.repeats).runs]
             record["formats"][suffix] = {"bytes": path.stat().st_size, "save_s": round(save_s, 3),
                                          "load_s": round(min(loads), 3), "load_runs_s": [round(x, 3) for x in loads]}
     print_record(record, args.output)

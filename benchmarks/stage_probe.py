@@ -1,18 +1,19 @@
 """Per-kernel GPU times of the fast renderer, and what a launch costs on the host.
 
 Each measured frame queues a busy-wait kernel first, so the renderer's kernels start back to
-back and the CUDA events between them measure GPU time, not Python's launch gaps. Variants of
-the tunable constants are compiled and measured side by side.
+back and the CUDA events between them measure GPU time, not Python's launch gaps. Variants are
+data, in benchmarks/knobs.py's form ({"tuning": {...}}, {"constants": {...}}, {"choices": {...}},
+{"source": [[old, new], ...]}), each compiled and measured side by side.
 
-    PYTHONPATH=. python benchmarks/stage_probe.py [-o probe.json] [--scenes a,b] [--variants JSON]
+    python -m benchmarks stages [-o probe.json] [--scenes a,b] [--variants '[{}, {"tuning": {...}}]']
 """
 import argparse
 import json
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
+
+from knobs import load_variant     # noqa: E402  (benchmarks/knobs.py, beside this script)
 
 PROBE = Path(__file__).resolve().parent / "kernels" / "probe.cu"     # spin: a busy-wait
 
@@ -22,26 +23,14 @@ SCENES = "rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle"
 
 def kernel_times(renderer, reps=15):
     """Median GPU ms of each kernel of render(), measured behind a busy-wait."""
-    import cupy as cp
-
     from circle_render.cuda.module import load_module
+    from circle_render.timing.timer import event_timeline
     spin = load_module(PROBE).get_function("spin")
-    launches = renderer.kernel_launches()
-    events = [cp.cuda.Event() for _ in range(len(launches) + 1)]
-    issue, times = [], {name: [] for name, _ in launches}
-    for _ in range(reps):          # kernel_launches() draws over the clear colour itself
-        spin((1,), (1,), (np.int64(400_000),))          # about 200 us of GPU time
-        events[0].record()
-        t0 = time.perf_counter()
-        for (name, launch), ev in zip(launches, events[1:]):
-            launch()
-            ev.record()
-        issue.append((time.perf_counter() - t0) * 1e6 / len(launches))
-        events[-1].synchronize()
-        for (name, _), a, b in zip(launches, events, events[1:]):
-            times[name].append(cp.cuda.get_elapsed_time(a, b))
-    out = {name: statistics.median(v) for name, v in times.items()}
-    out["host_us_per_launch"] = statistics.median(issue)
+    launches = renderer.kernel_launches()          # they draw over the clear colour themselves
+    t = event_timeline([launch for _, launch in launches], reps,
+                       before=lambda: spin((1,), (1,), (np.int64(400_000),)))    # about 200 us of GPU time
+    out = {name: step.median for (name, _), step in zip(launches, t.steps)}
+    out["host_us_per_launch"] = t.issue.median * 1e3 / len(launches)
     return out
 
 
@@ -50,31 +39,23 @@ def launch_costs(reps=200):
     import cupy as cp
 
     from circle_render.cuda.module import Launch, load_module
+    from circle_render.timing.timer import wall_times
     tiny = Launch(load_module(PROBE).get_function("spin"), (1,), (1,), (np.int64(0),))
     sync = cp.cuda.runtime.deviceSynchronize
-    alone, with_sync = [], []
-    for _ in range(reps):
-        sync()
-        t0 = time.perf_counter(); tiny(); t1 = time.perf_counter(); sync(); t2 = time.perf_counter()
-        alone.append((t1 - t0) * 1e6); with_sync.append((t2 - t0) * 1e6)
-    return {"launch_us": statistics.median(alone), "launch_and_sync_us": statistics.median(with_sync)}
+    alone = wall_times(tiny, reps, before=sync)
+    with_sync = wall_times(tiny, reps, sync=sync, before=sync)
+    return {"launch_us": alone.median * 1e3, "launch_and_sync_us": with_sync.median * 1e3}
 
 
 def phase_costs(scene="bouncingballs", reps=100):
     """Host microseconds of each phase of an animated scene, timed the course's way."""
     from circle_render import registry
     from circle_render.scenes import make_scene
+    from circle_render.timing.timer import wall_times
     r = registry.create("cuda")
     r.load(make_scene(scene), 1024, 1024)
-    out = {}
-    for phase in ("clear", "advance", "render"):
-        v = []
-        for _ in range(reps):
-            r.synchronize()
-            t0 = time.perf_counter(); getattr(r, phase)(); r.synchronize()
-            v.append((time.perf_counter() - t0) * 1e6)
-        out[phase + "_us"] = statistics.median(v)
-    return out
+    return {phase + "_us": wall_times(getattr(r, phase), reps, sync=r.synchronize, before=r.synchronize).median * 1e3
+            for phase in ("clear", "advance", "render")}
 
 
 def main():
@@ -82,9 +63,8 @@ def main():
     ap.add_argument("-o", "--output", default="probe.json")
     ap.add_argument("--scenes", default=SCENES)
     ap.add_argument("--sizes", default="1024", help="comma-separated image sizes")
-    ap.add_argument("--variants", default=json.dumps(DEFAULT_VARIANTS))
+    ap.add_argument("--variants", default=json.dumps(DEFAULT_VARIANTS), help="JSON list of knobs.py variants")
     a = ap.parse_args()
-    from circle_render.cuda.fast import FastCudaRenderer
     from circle_render.gpu import gpu_name
     from circle_render.scenes import make_scene
     from circle_render.timing.bench import current_commit
@@ -98,9 +78,7 @@ def main():
         if name not in scenes:
             scenes[name] = make_scene(name)
         scene = scenes[name]
-        r = FastCudaRenderer(tuning=variant)
-        r.load(scene, size, size)
-        r.advance(); r.clear(); r.render(); r.synchronize()
+        r = load_variant(scene, size, variant)
         t = kernel_times(r)
         key = f"{name} {size} {json.dumps(variant)}"
         record["scenes"][key] = t

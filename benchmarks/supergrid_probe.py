@@ -7,10 +7,9 @@ times render_fast (CUDA events, median of launches back to back) and compares it
 the renderer's own (r, g, b: alpha follows how hits fall into rounds). This is how the plan's
 supertiles were chosen (constants.SUPER_RADII; docs/perf-notes.md, "Plan and paths").
 
-    PYTHONPATH=. python benchmarks/supergrid_probe.py --scene rand1M --size 4096 --grids 8,16,32
+    python -m benchmarks supergrid --scene rand1M --size 4096 --grids 8,16,32
 """
 import argparse
-import itertools
 import json
 
 import numpy as np
@@ -27,15 +26,10 @@ def host_lists(position, radius, width, height, tile, super_px, grid):
 
 
 def time_launch(launch, reps=20):
-    import cupy as cp
-    ev = [cp.cuda.Event() for _ in range(reps + 1)]
-    launch()
-    ev[0].record()
-    for e in ev[1:]:
-        launch()
-        e.record()
-    ev[-1].synchronize()
-    return float(np.median([cp.cuda.get_elapsed_time(a, b) for a, b in itertools.pairwise(ev)])) * 1e3
+    """Median GPU microseconds of ``reps`` launches queued back to back, behind one more."""
+    from circle_render.timing.timer import event_timeline
+    steps = event_timeline([launch] * reps, before=launch).steps
+    return float(np.median([t.runs[0] for t in steps])) * 1e3
 
 
 def main():

@@ -2,14 +2,12 @@
 render, then the frame to 8-bit RGBA on the device and across to the host; against fetching
 the float image and converting on the CPU. Median of 30 frames, ms; prints JSON.
 
-    python benchmarks/viewer_cost.py [-o FILE] [--scenes rand100k,snow] [--size 1024]
+    python -m benchmarks viewer [-o FILE] [--scenes rand100k,snow] [--size 1024]
 """
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -19,14 +17,8 @@ from circle_render.display.rgba8 import frame_rgba8, to_rgba8  # noqa: E402
 from circle_render.gpu import gpu_name  # noqa: E402
 from circle_render.scenes import make_scene  # noqa: E402
 from circle_render.timing.bench import current_commit  # noqa: E402
+from circle_render.timing.timer import wall_times  # noqa: E402
 from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
-
-
-def timed(step, sync) -> float:
-    t0 = time.perf_counter()
-    step()
-    sync()
-    return (time.perf_counter() - t0) * 1e3
 
 
 def main() -> None:
@@ -41,12 +33,11 @@ def main() -> None:
     for name in a.scenes.split(","):
         r = registry.create("cuda")
         r.load(make_scene(name), a.size, a.size)
-        rows = {"render": [], "rgba8_on_gpu_and_copy": [], "float_copy_and_cpu_convert": []}
-        for _ in range(a.frames):
-            rows["render"].append(timed(lambda: (r.clear(), r.advance(), r.render()), r.synchronize))
-            rows["rgba8_on_gpu_and_copy"].append(timed(lambda: frame_rgba8(r), r.synchronize))
-            rows["float_copy_and_cpu_convert"].append(timed(lambda: to_rgba8(r.get_image()), r.synchronize))
-        med = {k: statistics.median(v[1:]) for k, v in rows.items()}
+        steps = {"render": lambda: (r.clear(), r.advance(), r.render()),
+                 "rgba8_on_gpu_and_copy": lambda: frame_rgba8(r),
+                 "float_copy_and_cpu_convert": lambda: to_rgba8(r.get_image())}
+        med = {k: wall_times(step, a.frames - 1, sync=r.synchronize, warmup=1).median   # the first: warm-up
+               for k, step in steps.items()}
         med["frame_total"] = med["render"] + med["rgba8_on_gpu_and_copy"]
         record["scenes"][name] = med
     print_record(record, a.output)

@@ -1,25 +1,24 @@
 """Fill the reference-image cache of `render check` in parallel (one process per scene).
 
-    python benchmarks/warm_reference_cache.py --size 1024 --scenes rgb,rand10k,... [-j 8]
+    python -m benchmarks warm-cache --size 1024 --scenes rgb,rand10k,... [-j 8]
 """
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from circle_render.check.reference_cache import reference_frame  # noqa: E402
+from circle_render.timing.timer import wall_times  # noqa: E402
 
 
 def one(job):
     scene, size, seed = job
-    t0 = time.perf_counter()
-    _, cached = reference_frame(scene, size, seed)
-    return scene, cached, time.perf_counter() - t0
+    t = wall_times(lambda: reference_frame(scene, size, seed))
+    return scene, t.result[1], t.min / 1e3
 
 
 def main() -> None:

@@ -6,7 +6,7 @@
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CIRCLE_RENDER_CACHE=/tmp/cr-cache
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 SCENES=rgb,rand10k,rand100k,pattern,snowsingle,biglittle,rand1M,micro2M
-timeout 400 python benchmarks/warm_reference_cache.py --size 1024 --scenes $SCENES -j 6 > $OUT/warm.log 2>&1 &
+timeout 400 python -m benchmarks warm-cache --size 1024 --scenes $SCENES -j 6 > $OUT/warm.log 2>&1 &
 WARM=$!
 i=0
 for k in "1024" "517" "2048" "not (1024 or 517 or 2048)"; do
@@ -16,10 +16,10 @@ done
 wait $(jobs -p | grep -v "^$WARM$") 2>/dev/null
 for f in $OUT/pytest_gpu_*.log; do tail -1 $f; done
 wait $WARM; cat $OUT/warm.log
-timeout 200 python benchmarks/primitives_bench.py -o $OUT/primitives.json > /dev/null 2> $OUT/primitives.err
+timeout 200 python -m benchmarks primitives -o $OUT/primitives.json > /dev/null 2> $OUT/primitives.err
 python -c "import json; r=json.load(open('$OUT/primitives.json')); print(json.dumps(r['targets']))"
 timeout 200 python -m circle_render bench -r cuda -o $OUT/bench.json 2>/dev/null | tail -15
-timeout 100 python benchmarks/viewer_cost.py -o $OUT/viewer_cost.json | tail -20
+timeout 100 python -m benchmarks viewer -o $OUT/viewer_cost.json | tail -20
 python -m circle_render saxpy
 python -m circle_render scan -n 40000000
 python -m circle_render scan -n 40000000 --cub

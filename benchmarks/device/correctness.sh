@@ -8,7 +8,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 timeout 150 python -m pytest -q -m gpu tests -k "clear or animation or 64 or binning or fast or without_clear" > $OUT/pytest_gpu.log 2>&1
 tail -1 $OUT/pytest_gpu.log
 for size in 64 517 1024 2048; do for seed in 0 7; do
-  timeout 300 python benchmarks/gpu_check.py -r $R --sizes $size --seeds $seed \
+  timeout 300 python -m benchmarks gpu-check -r $R --sizes $size --seeds $seed \
     --hashes benchmarks/hashes/rand1M-517.json -o /tmp/gc_${size}_$seed.json > /tmp/gc_${size}_$seed.log 2>&1 &
 done; done
 wait
@@ -22,5 +22,5 @@ print(f"gpu_check: {sum(r['passed'] for r in res)}/{len(res)} cases passed; wors
       f"{max(r['max_abs_diff'] for r in res):.2e}; total mismatches {sum(r['mismatches'] for r in res)}")
 PY
 # timing runs alone, on an idle machine
-if [ "$R" = cuda ]; then timeout 100 python benchmarks/stage_probe.py -o $OUT/probe.json | tail -8; fi
+if [ "$R" = cuda ]; then timeout 100 python -m benchmarks stages -o $OUT/probe.json | tail -8; fi
 timeout 120 python -m circle_render bench -r $R -o $OUT/bench.json 2>/dev/null | tail -15

@@ -4,7 +4,7 @@
 # Usage (device): CIRCLE_RENDER_COMMIT=abc bash benchmarks/device/final.sh
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader
 source benchmarks/device/gpu_suite.sh
-timeout 120 python benchmarks/stage_probe.py --scenes rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle \
+timeout 120 python -m benchmarks stages --scenes rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle \
    --sizes 1024,4096 -o $OUT/probe.json 2>&1 | tail -15
 timeout 120 python -m circle_render bench -r cuda -o $OUT/bench-1024.json 2>/dev/null | tail -15
 timeout 100 python -m circle_render bench -r cuda -s 4096 --scenes rand10k,rand100k,rand1M,micro2M,biglittle,snow,snowsingle \

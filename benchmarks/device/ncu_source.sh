@@ -9,7 +9,7 @@ for spec in "$@"; do
   set -- $spec
   rep=/tmp/$4
   timeout 200 $NCU --set full --import-source yes -k "regex:$3" --launch-count 1 -f -o $rep \
-    python benchmarks/profile_kernels.py --scenes $1 --size $2 > /tmp/$4.log 2>&1
+    python -m benchmarks profile --scenes $1 --size $2 > /tmp/$4.log 2>&1
   echo "$spec rc=$?"; tail -3 /tmp/$4.log
   $NCU -i $rep.ncu-rep --page details --csv > $OUT/$4-details.csv 2>/dev/null
   $NCU -i $rep.ncu-rep --page source --csv --print-source sass > $OUT/$4-sass.csv 2>/dev/null

@@ -7,6 +7,6 @@ SECTIONS="--section SpeedOfLight --section Occupancy --section LaunchStats --sec
 for spec in "rand1M 1024" "micro2M 1024" "snowsingle 1024" "micro2M 4096" "rand1M 4096"; do
   set -- $spec
   timeout 150 $NCU $SECTIONS --launch-skip 0 --csv --page details \
-     python benchmarks/profile_kernels.py --scenes $1 --size $2 > $OUT/ncu-$1-$2.csv 2> $OUT/ncu-$1-$2.err
+     python -m benchmarks profile --scenes $1 --size $2 > $OUT/ncu-$1-$2.csv 2> $OUT/ncu-$1-$2.err
   echo "$1 $2 rc=$? lines=$(wc -l < $OUT/ncu-$1-$2.csv)"
 done

@@ -10,4 +10,4 @@ if [ -d .old ]; then
      -o $OUT/bench-old.json 2>/dev/null | tail -15)
 fi
 timeout 200 python -m circle_render bench -r cuda -o $OUT/bench-new.json 2>/dev/null | tail -15
-timeout 90 python benchmarks/launch_overhead.py -o $OUT/launch.json > /dev/null 2>$OUT/launch.err; tail -3 $OUT/launch.err
+timeout 90 python -m benchmarks launch -o $OUT/launch.json > /dev/null 2>$OUT/launch.err; tail -3 $OUT/launch.err

@@ -10,9 +10,9 @@ for rules in cmu cs149; do
 done
 timeout 120 python -m circle_render check -r cuda-starter --rules cmu --logs /tmp/logs-starter > /tmp/rec/check-starter.txt 2>/tmp/rec/check-starter.err
 echo "check starter exit $?"; tail -14 /tmp/rec/check-starter.txt
-timeout 200 python benchmarks/assignment_kit.py -o /tmp/rec/kit.json --pictures /tmp/rec/kit 2>&1 | tail -38
+timeout 200 python -m benchmarks kit -o /tmp/rec/kit.json --pictures /tmp/rec/kit 2>&1 | tail -38
 cp /tmp/logs-starter/*.png /tmp/rec/kit/ 2>/dev/null
-timeout 240 python benchmarks/scaling.py -o /tmp/rec/scaling.json 2>&1 | tail -26
+timeout 240 python -m benchmarks scaling -o /tmp/rec/scaling.json 2>&1 | tail -26
 for k in 1 2; do
   timeout 60 python -m circle_render bench -r cuda --scenes snowsingle,rand10k,snow,micro2M -o /tmp/rec/spread-$k.json 2>/dev/null | tail -4
 done

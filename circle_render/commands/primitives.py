@@ -3,7 +3,6 @@ warm-up programs, timed the course's way (the kernels: circle_render/cuda/primit
 from __future__ import annotations
 
 import sys
-import time
 
 import click
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from circle_render.course import SCAN_SIZES, scan_score, scan_table, stored_times
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_name, require_gpu
-from circle_render.timing.bench import event_times
+from circle_render.timing.timer import event_times, wall_times
 
 
 def make_input(kind: str, n: int, seed: int = 0) -> np.ndarray:
@@ -22,8 +21,8 @@ def make_input(kind: str, n: int, seed: int = 0) -> np.ndarray:
 
 
 def event_ms(step, runs: int = 3, warmup: int = 1, before=None) -> float:
-    """Min over ``runs`` of the CUDA-event time (ms) of ``step()`` (circle_render.timing.bench.event_times)."""
-    return min(event_times(step, runs, warmup, before))
+    """Min over ``runs`` of the CUDA-event time (ms) of ``step()`` (circle_render.timing.timer.event_times)."""
+    return event_times(step, runs, warmup=warmup, before=before).min
 
 
 def copy_gbps(nbytes: int, runs: int = 5) -> float:
@@ -59,15 +58,12 @@ def saxpy_report(n: int) -> dict:
     dx, dy, dout = cp.empty(n, np.float32), cp.empty(n, np.float32), cp.empty(n, np.float32)
     host_out = np.empty(n, np.float32)
     saxpy(a, dx, dy, dout)                            # compile and warm up
-    best = float("inf")
-    for _ in range(3):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
+    def overall():                                    # the copy back waits for the kernel
         dx.set(x)
         dy.set(y)
         saxpy(a, dx, dy, dout)
         dout.get(out=host_out)
-        best = min(best, (time.perf_counter() - t0) * 1e3)
+    best = wall_times(overall, 3, before=cp.cuda.Device().synchronize).min
     kernel = event_ms(lambda: saxpy(a, dx, dy, dout), runs=5)
     bytes_moved = 3 * 4 * n
     correct = bool(np.array_equal(host_out, saxpy_f32(a, x, y)))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 
 import click
 
@@ -23,6 +22,7 @@ from circle_render.io.images import (
 from circle_render.io.scene_files import SUFFIXES as SCENE_SUFFIXES
 from circle_render.progress import notice, set_quiet
 from circle_render.scenes import SCENE_NAMES, SCENES, make_scene
+from circle_render.timing.timer import Stopwatch
 
 
 def list_scenes() -> None:
@@ -119,9 +119,9 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
                     written.append(path)
 
             from circle_render.timing.frames import run_frames
-            t0 = time.perf_counter()
-            times = run_frames(r, start, end, on_frame)
-            elapsed = time.perf_counter() - t0
+            with Stopwatch() as run:
+                times = run_frames(r, start, end, on_frame)
+            elapsed = run.s
     except KeyboardInterrupt as e:               # Ctrl-C, SIGTERM, SIGHUP: say what is there
         e.done = _written_summary(written, end - start)
         raise
@@ -183,9 +183,9 @@ def _view(circles, renderer, size, seed, frames, screenshot, saved) -> None:
     def save_once(state, window):
         while pending:
             _write_scene(*pending.pop(), [])
-    t0 = time.perf_counter()
-    state = run_viewer(state, frames=frames, screenshot=screenshot, on_frame=save_once)
-    secs = time.perf_counter() - t0
+    with Stopwatch() as shown:
+        state = run_viewer(state, frames=frames, screenshot=screenshot, on_frame=save_once)
+    secs = shown.s
     t = state.times
     notice(f"viewer: {state.shown} frames in {secs:.2f} s, {state.steady_fps():.1f} FPS after the "
            "first; last frame ms: " + ", ".join(f"{p} {t[p]:.2f}" for p in t))

@@ -10,7 +10,6 @@ import datetime as dt
 import json
 import os
 import platform
-import statistics
 import subprocess
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from circle_render.course import stored_times
 from circle_render.gpu import gpu_name
 from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.timing.frames import course_time as frames_course_time
+from circle_render.timing.timer import event_times
 
 
 def source_commit() -> str | None:
@@ -49,30 +49,8 @@ def course_time(renderer_name: str, scene: str, size: int, seed: int, frames=(0,
                               size, frames, runs)
 
 
-def event_times(step, runs: int, warmup: int = 0, before=None, idle: bool = True) -> list[float]:
-    """CUDA-event times (ms) of ``runs`` calls of ``step()``, after ``warmup`` untimed ones;
-    ``before()`` runs untimed ahead of each. idle=True: the device is idle when each timing
-    starts, so the time includes the host's launch work (a call's cost); idle=False: step is
-    queued behind before()'s work, so mostly the GPU's time (a kernel's cost)."""
-    import cupy as cp
-    for _ in range(warmup):
-        step()
-    start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
-    for _ in range(runs):
-        if before is not None:
-            before()
-        if idle:
-            cp.cuda.Device().synchronize()
-        start.record()
-        step()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return times
-
-
 def _event_median(step, before, repeats: int) -> float:
-    return statistics.median(event_times(step, repeats, before=before, idle=False))
+    return event_times(step, repeats, before=before, idle=False).median
 
 
 def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: int = 20):

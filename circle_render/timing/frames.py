@@ -1,9 +1,10 @@
 """Running frames the course's way: clear, advance, render, each timed with a synchronize."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+from circle_render.timing.timer import wall_times
 
 
 @dataclass
@@ -29,13 +30,6 @@ class FrameTimes:
                           ("Render:", "render"), ("Total:", "total")))
 
 
-def _timed(step, sync) -> float:
-    t0 = time.perf_counter()
-    step()
-    sync()
-    return (time.perf_counter() - t0) * 1e3
-
-
 def run_frames(renderer, start: int, end: int,
                on_frame: Callable[[int], None] | None = None) -> FrameTimes:
     """Frames [start, end): earlier frames only advance the animation; each timed frame does
@@ -45,11 +39,14 @@ def run_frames(renderer, start: int, end: int,
         renderer.advance()
     def sync():
         synchronize(renderer)
+
+    def timed(phase) -> float:           # one call, host clock, ending when the device is done
+        return wall_times(phase, sync=sync).min
     sync()
     for k in range(start, end):
-        times.clear.append(_timed(renderer.clear, sync))
-        times.advance.append(_timed(renderer.advance, sync))
-        times.render.append(_timed(renderer.render, sync))
+        times.clear.append(timed(renderer.clear))
+        times.advance.append(timed(renderer.advance))
+        times.render.append(timed(renderer.render))
         if on_frame is not None:
             on_frame(k)
     return times
