@@ -268,3 +268,75 @@ def test_the_compiled_snow_step_is_the_references():
         assert respawned.sum() > 1000                     # the respawn branch ran
         for field in ("position", "velocity", "radius"):
             assert same_bits(getattr(ref, field), getattr(mine, field)), (seed, field)
+
+
+CACHE_CHILD = """
+import os, sys
+import numpy as np
+import numba.core.caching as caching
+real = caching._CacheLocator.ensure_cache_path
+refused = set(sys.argv[1].split(","))
+def ensure_cache_path(self):          # a read-only folder refuses the write numba tries there
+    if type(self).__name__ in refused:
+        raise PermissionError(30, "Read-only file system")
+    real(self)
+caching._CacheLocator.ensure_cache_path = ensure_cache_path
+import circle_render
+from circle_render.cpu import fast_bins, fast_kernels
+from circle_render.scenes import make_scene
+s = make_scene("rgby", 0)
+img = circle_render.render(s.position, s.radius, s.color, 20, 20, renderer="cpu-fast")
+hits = sum(sum(f.stats.cache_hits.values()) for f in (fast_bins.count_tiles_serial, fast_kernels.render_tiles_serial))
+print(hits, float(img.sum()))
+"""
+
+
+def test_a_read_only_package_folder_caches_compiled_code_in_the_users_cache(tmp_path):
+    """Where site-packages is read-only, numba's user-wide cache folder takes the compiled code,
+    and the next process loads it from there; where no folder is writable, cpu-fast still draws
+    (compiling in each process)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+
+    def child(refused):
+        p = subprocess.run([sys.executable, "-c", CACHE_CHILD, refused], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-2000:]
+        hits, total = p.stdout.split()
+        return int(hits), float(total)
+    first = child("InTreeCacheLocator")
+    cached = sorted(p.name for p in (tmp_path / "cache").rglob("*.nbi"))
+    assert any(name.startswith("fast_kernels.render_tiles_serial") for name in cached), cached
+    second = child("InTreeCacheLocator")
+    assert first[0] == 0 and second[0] >= 2 and second[1] == first[1]
+    nowhere = child("InTreeCacheLocator,UserWideCacheLocator")
+    assert nowhere == (0, first[1])
+
+
+def test_a_forked_child_draws_after_its_parent_did():
+    """cpu-fast's threads survive fork (multiprocessing's default on Linux): TBB or workqueue,
+    never GNU OpenMP, whose forked children abort."""
+    import multiprocessing
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here")
+    code = ("import multiprocessing as mp, numba\n"
+            "from circle_render.cpu.fast import reference_image\n"
+            "from circle_render.scenes import make_scene\n"
+            "def draw(size):\n    return float(reference_image(make_scene('rand10k', 1), size, size).sum())\n"
+            "if __name__ == '__main__':\n"
+            "    parent = draw(300)\n"
+            "    with mp.get_context('fork').Pool(2) as pool:\n"
+            "        print(numba.threading_layer(), parent == pool.map(draw, [300])[0])\n")
+    p = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    layer, same = p.stdout.split()
+    assert layer in ("tbb", "workqueue") and same == "True"
+
+
+def test_a_users_threading_layer_wins():
+    code = ("import numba\nfrom circle_render.cpu.fast import reference_image\nfrom circle_render.scenes import make_scene\n"
+            "reference_image(make_scene('rand10k', 1), 300, 300)\nprint(numba.threading_layer())\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_THREADING_LAYER": "workqueue"})
+    assert p.returncode == 0 and p.stdout.strip() == "workqueue", p.stderr[-2000:]

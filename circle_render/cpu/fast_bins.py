@@ -34,6 +34,16 @@ def _box(i, pos, radius, width, height):
 
 
 @numba.njit(inline="always")
+def _on_image(i, pos, radius, height):
+    """Whether circle i's box has rows on the image (_box's y0 < y1), tested first: it is
+    cheaper than the whole box, and most of a scene such as snow's may be off the image."""
+    fh = f32(height)
+    py, r = pos[i, 1], radius[i]
+    return (_clamped(int(min(max((py - r) * fh, f32(-1)), fh + 1)), height)
+            < _clamped(int(min(max((py + r) * fh, f32(-1)), fh + 1)) + 1, height))
+
+
+@numba.njit(inline="always")
 def _clamped(v, size):
     return min(max(v, 0), size)
 
@@ -67,6 +77,8 @@ def _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts
     pixels in it."""
     n = radius.shape[0]
     for i in range(part * n // parts, (part + 1) * n // parts):
+        if not _on_image(i, pos, radius, height):
+            continue
         x0, x1, y0, y1 = _box(i, pos, radius, width, height)
         if x0 < x1 and y0 < y1:
             for ty in range(y0 >> sh, ((y1 - 1) >> sh) + 1):
@@ -82,6 +94,8 @@ def _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, i
     parts = fill.shape[0]
     n = radius.shape[0]
     for i in range(part * n // parts, (part + 1) * n // parts):
+        if not _on_image(i, pos, radius, height):
+            continue
         x0, x1, y0, y1 = _box(i, pos, radius, width, height)
         if x0 < x1 and y0 < y1:
             first = -1
