@@ -29,16 +29,16 @@ def bin_both_ways(scene, width, height, tile_w, tile_h):
     circles = scene.position, scene.radius
 
     def lists(count, make):
-        starts, costs, fill, per_part = count()
-        assert per_part.sum() == starts[-1]
+        shown = np.empty(scene.n, np.int32)
+        starts, costs, fill, on_image = count(shown)
         out = np.empty(starts[-1], np.int32), np.empty((starts[-1], 4), np.int32), np.empty((starts[-1], 8), np.float32)
-        make(*circles, scene.color, width, height, tile_w, tile_h, tiles_x, fill, per_part, *out)
+        make(*circles, scene.color, width, height, tile_w, tile_h, tiles_x, fill, shown, on_image, *out)
         return (starts, costs, *out)
-    serial = lists(lambda: count_tiles_serial(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y),
+    serial = lists(lambda shown: count_tiles_serial(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y, shown),
                    list_tiles_serial)
     for parts in (1, 3, 8):
-        parallel = lists(lambda: count_tiles(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y, parts),
-                         list_tiles)
+        parallel = lists(lambda shown: count_tiles(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y, parts,
+                                                   shown), list_tiles)
         assert all(np.array_equal(a, b) for a, b in zip(serial, parallel)), parts
     return serial
 

@@ -49,6 +49,7 @@ class Frame:
     allocation's page faults would cost a scene of millions of circles more than binning it."""
 
     def __init__(self):
+        self.shown = np.empty(0, np.int32)                                                # (n,) circles on the image
         self.ids = np.empty(0, np.int32)                                                  # (entries,)
         self.boxes, self.data = np.empty((0, 4), np.int32), np.empty((0, 8), np.float32)  # (entries, 4), (entries, 8)
 
@@ -56,6 +57,8 @@ class Frame:
         """The scene's tile lists (fast_bins), TILE_W x TILE_H tiles with both sides doubled
         while there would be more than MAX_BIN_ENTRIES (circle, tile) pairs."""
         from circle_render.cpu.fast_bins import count_tiles, count_tiles_serial, list_tiles, list_tiles_serial
+        if self.shown.shape[0] != scene.n:
+            self.shown = np.empty(scene.n, np.int32)
         circles = scene.position, scene.radius
         serial = scene.n < SERIAL_CIRCLES
         tw, th = TILE_W, TILE_H
@@ -63,8 +66,8 @@ class Frame:
             tiles_x, tiles_y = -(-width // tw), -(-height // th)
             grid = width, height, tw, th, tiles_x, tiles_y
             with PARALLEL:
-                starts, costs, fill, per_part = (count_tiles_serial(*circles, *grid) if serial else
-                                                 count_tiles(*circles, *grid, 4 * threads))
+                starts, costs, fill, on_image = (count_tiles_serial(*circles, *grid, self.shown) if serial else
+                                                 count_tiles(*circles, *grid, 4 * threads, self.shown))
             if starts[-1] <= MAX_BIN_ENTRIES or (tw >= width and th >= height):    # one tile takes any count
                 break
             tw, th = 2 * tw, 2 * th
@@ -75,7 +78,7 @@ class Frame:
             self.boxes, self.data = np.empty((grown, 4), np.int32), np.empty((grown, 8), np.float32)
         with PARALLEL:
             (list_tiles_serial if serial else list_tiles)(*circles, scene.color, width, height, tw, th, tiles_x, fill,
-                                                          per_part, self.ids, self.boxes, self.data)
+                                                          self.shown, on_image, self.ids, self.boxes, self.data)
         return Tiles(tw, th, tiles_x, starts, costs, self.boxes, self.data)
 
 

@@ -72,52 +72,57 @@ def _log2(size):
 
 
 @numba.njit(inline="always")
-def _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs):
+def _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown):
     """counts[part, t]: the circles of this part touching tile t; costs[part, t]: their box
-    pixels in it."""
+    pixels in it. The part's circles on the image are listed, in index order, in shown from the
+    part's first index on; returns how many there are."""
     n = radius.shape[0]
-    for i in range(part * n // parts, (part + 1) * n // parts):
+    lo = part * n // parts
+    k = lo
+    for i in range(lo, (part + 1) * n // parts):
         if not _on_image(i, pos, radius, height):
             continue
         x0, x1, y0, y1 = _box(i, pos, radius, width, height)
         if x0 < x1 and y0 < y1:
+            shown[k] = i
+            k += 1
             for ty in range(y0 >> sh, ((y1 - 1) >> sh) + 1):
                 rows = min(y1, (ty + 1) << sh) - max(y0, ty << sh)
                 for tx in range(x0 >> sw, ((x1 - 1) >> sw) + 1):
                     counts[part, ty * tiles_x + tx] += 1
                     costs[part, ty * tiles_x + tx] += rows * (min(x1, (tx + 1) << sw) - max(x0, tx << sw))
+    return k - lo
 
 
 @numba.njit(inline="always")
-def _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, ids, entry_boxes, entry_data):
-    """This part's circles appended to their tiles' lists, tile t's from fill[part, t] on."""
-    parts = fill.shape[0]
+def _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, on_image, ids, entry_boxes,
+               entry_data):
+    """This part's circles on the image appended to their tiles' lists, tile t's from
+    fill[part, t] on."""
     n = radius.shape[0]
-    for i in range(part * n // parts, (part + 1) * n // parts):
-        if not _on_image(i, pos, radius, height):
-            continue
+    lo = part * n // fill.shape[0]
+    for k in range(lo, lo + on_image[part]):
+        i = shown[k]
         x0, x1, y0, y1 = _box(i, pos, radius, width, height)
-        if x0 < x1 and y0 < y1:
-            first = -1
-            for ty in range(y0 >> sh, ((y1 - 1) >> sh) + 1):
-                for tx in range(x0 >> sw, ((x1 - 1) >> sw) + 1):
-                    t = ty * tiles_x + tx
-                    e = fill[part, t]
-                    fill[part, t] = e + 1
-                    ids[e] = i
-                    entry_boxes[e, 0], entry_boxes[e, 1], entry_boxes[e, 2], entry_boxes[e, 3] = x0, x1, y0, y1
-                    if first < 0:
-                        _record(i, pos, radius, color, entry_data[e])
-                        first = e
-                    else:
-                        entry_data[e] = entry_data[first]
+        first = -1
+        for ty in range(y0 >> sh, ((y1 - 1) >> sh) + 1):
+            for tx in range(x0 >> sw, ((x1 - 1) >> sw) + 1):
+                t = ty * tiles_x + tx
+                e = fill[part, t]
+                fill[part, t] = e + 1
+                ids[e] = i
+                entry_boxes[e, 0], entry_boxes[e, 1], entry_boxes[e, 2], entry_boxes[e, 3] = x0, x1, y0, y1
+                if first < 0:
+                    _record(i, pos, radius, color, entry_data[e])
+                    first = e
+                else:
+                    entry_data[e] = entry_data[first]
 
 
 @numba.njit(inline="always")
 def _starts(counts, costs):
-    """(starts (tiles + 1,), costs (tiles,), fill (parts, tiles), per_part (parts,)): where each
-    tile's list starts, its circles' box pixels, where each part's circles go in it, and how many
-    entries each part makes."""
+    """(starts (tiles + 1,), costs (tiles,), fill (parts, tiles)): where each tile's list
+    starts, its circles' box pixels, and where each part's circles go in it."""
     parts, tiles = counts.shape
     starts = np.zeros(tiles + 1, dtype=np.int64)
     fill = np.empty((parts, tiles), dtype=np.int64)
@@ -127,55 +132,56 @@ def _starts(counts, costs):
             fill[part, t] = e
             e += counts[part, t]
         starts[t + 1] = e
-    return starts, costs.sum(axis=0), fill, counts.sum(axis=1)
+    return starts, costs.sum(axis=0), fill
 
 
 @cached_njit(parallel=True)
-def count_tiles(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y, parts):
-    """(starts, costs, fill, per_part): tile t's list is entries [starts[t], starts[t + 1]), its
-    circles' boxes cover costs[t] of its pixels, list_tiles writes part p's circles from
-    fill[p, t] on, and part p makes per_part[p] entries.
-    pos (n, 3), radius (n,) float32, the image width x height pixels; tiles: row-major, tile_w x
-    tile_h pixels (powers of two), tiles_x x tiles_y of them; parts: the circles are cut into
-    this many consecutive ranges, counted in parallel."""
+def count_tiles(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y, parts, shown):
+    """(starts, costs, fill, on_image): tile t's list is entries [starts[t], starts[t + 1]), its
+    circles' boxes cover costs[t] of its pixels, and list_tiles writes part p's circles from
+    fill[p, t] on; part p's circles on the image are shown[lo:lo + on_image[p]], lo its first
+    index. pos (n, 3), radius (n,) float32, the image width x height pixels; tiles: row-major,
+    tile_w x tile_h pixels (powers of two), tiles_x x tiles_y of them; parts: the circles are cut
+    into this many consecutive ranges, counted in parallel; shown: (n,) int32, filled."""
     sw, sh = _log2(tile_w), _log2(tile_h)
     counts = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
     costs = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
+    on_image = np.zeros(parts, dtype=np.int64)
     for part in numba.prange(parts):
-        _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs)
-    return _starts(counts, costs)
+        on_image[part] = _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown)
+    return (*_starts(counts, costs), on_image)
 
 
 @cached_njit()
-def count_tiles_serial(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y):
+def count_tiles_serial(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y, shown):
     """count_tiles on the calling thread, as one part."""
     sw, sh = _log2(tile_w), _log2(tile_h)
     counts = np.zeros((1, tiles_x * tiles_y), dtype=np.int64)
     costs = np.zeros((1, tiles_x * tiles_y), dtype=np.int64)
-    _count_part(0, 1, pos, radius, width, height, sw, sh, tiles_x, counts, costs)
-    return _starts(counts, costs)
+    on_image = np.zeros(1, dtype=np.int64)
+    on_image[0] = _count_part(0, 1, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown)
+    return (*_starts(counts, costs), on_image)
 
 
 @cached_njit(parallel=True)
-def list_tiles(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, per_part, ids, entry_boxes,
+def list_tiles(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, on_image, ids, entry_boxes,
                entry_data):
     """Every tile's list of circles, at count_tiles' places (fill: (parts, tiles) int64, used
-    up; per_part: (parts,) int64, the entries each part makes: parts with none are skipped):
-    ids (entries,) int32, the circles' indices; entry_boxes (entries, 4) int32, their pixel boxes
-    (_box); entry_data (entries, 8) float32, what their blends need (_record): a tile's walk reads
-    its circles in a stream rather than scattered over the scene (the buffers may be longer than
-    needed). color (n, 3) float32."""
+    up; shown, on_image: count_tiles' circles on the image): ids (entries,) int32, the circles'
+    indices; entry_boxes (entries, 4) int32, their pixel boxes (_box); entry_data (entries, 8)
+    float32, what their blends need (_record): a tile's walk reads its circles in a stream rather
+    than scattered over the scene (the buffers may be longer than needed). color (n, 3) float32."""
     sw, sh = _log2(tile_w), _log2(tile_h)
     for part in numba.prange(fill.shape[0]):
-        if per_part[part] > 0:
-            _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, ids, entry_boxes, entry_data)
+        _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, on_image, ids,
+                   entry_boxes, entry_data)
 
 
 @cached_njit()
-def list_tiles_serial(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, per_part, ids, entry_boxes,
-                      entry_data):
+def list_tiles_serial(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, on_image, ids,
+                      entry_boxes, entry_data):
     """list_tiles on the calling thread."""
     sw, sh = _log2(tile_w), _log2(tile_h)
     for part in range(fill.shape[0]):
-        if per_part[part] > 0:
-            _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, ids, entry_boxes, entry_data)
+        _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, on_image, ids,
+                   entry_boxes, entry_data)
