@@ -18,11 +18,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 
-# variant -> cpu/fast.py constants it sets (the default is the code as it stands)
+# variant -> cpu/fast.py constants it sets, and a patch (a function below) it applies
 VARIANTS = {
     "as-is": {},
-    "always-threads": {"SERIAL_PIXELS": 0, "SERIAL_CIRCLES": 0},    # no calling-thread path
+    "draw-on-threads": {"SERIAL_PIXELS": 0},          # small frames drawn on numba's threads too
+    "bin-on-threads": {"SERIAL_CIRCLES": 0},          # few circles binned on numba's threads too
+    "clear-separate": {"patch": "clear_separately"},  # clear() writes the whole picture, as before
 }
+
+
+def clear_separately(fast) -> None:
+    """clear() fills the whole picture at once and render() only blends (no Painted spans)."""
+    fast.CpuFastRenderer.clear = fast.CpuFastRenderer._fill_background
 SCENES = "rgb,rgby,pattern,bouncingballs,hypnosis,fireworks,snow,rand10k,micro2M"
 
 
@@ -33,14 +40,19 @@ def measure(scenes: list[str], size: int, runs: int) -> dict:
     from circle_render.cpu import fast
     from circle_render.scenes import make_scene
     from circle_render.timing.frames import run_frames
-    defaults = {name: getattr(fast, name) for v in VARIANTS.values() for name in v}
+    defaults = {name: getattr(fast, name) for v in VARIANTS.values() for name in v if name != "patch"}
+    clear = fast.CpuFastRenderer.clear
     best: dict = {v: {} for v in VARIANTS}
     for name in scenes:
         scene = make_scene(name)
         for _ in range(runs):
-            for variant, constants in VARIANTS.items():
+            for variant, settings in VARIANTS.items():
+                constants = {k: v for k, v in settings.items() if k != "patch"}
                 for key, value in {**defaults, **constants}.items():
                     setattr(fast, key, value)
+                fast.CpuFastRenderer.clear = clear
+                if "patch" in settings:
+                    globals()[settings["patch"]](fast)
                 r = registry.create("cpu-fast")
                 r.load(scene, size, size)
                 total = run_frames(r, 0, 4).mean("total")

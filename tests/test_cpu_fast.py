@@ -15,7 +15,7 @@ from circle_render.cpu import fast
 from circle_render.cpu.fast_bins import count_tiles, count_tiles_serial, list_tiles, list_tiles_serial
 from circle_render.cpu.fast_kernels import tile_rect
 from circle_render.cpu.reference import CpuRenderer, reference_image
-from circle_render.cpu.shading import circle_bounds, to_bytes
+from circle_render.cpu.shading import circle_bounds, clear_rows, to_bytes
 from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.scenes.scene import FLAT, SNOW, Scene
 
@@ -30,9 +30,9 @@ def bin_both_ways(scene, width, height, tile_w, tile_h):
 
     def lists(count, make):
         shown = np.empty(scene.n, np.int32)
-        starts, costs, fill, on_image = count(shown)
+        starts, costs, fill, shown_per_part = count(shown)
         out = np.empty(starts[-1], np.int32), np.empty((starts[-1], 4), np.int32), np.empty((starts[-1], 8), np.float32)
-        make(*circles, scene.color, width, height, tile_w, tile_h, tiles_x, fill, shown, on_image, *out)
+        make(*circles, scene.color, width, height, tile_w, tile_h, tiles_x, fill, shown, shown_per_part, *out)
         return (starts, costs, *out)
     serial = lists(lambda shown: count_tiles_serial(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y, shown),
                    list_tiles_serial)
@@ -102,7 +102,7 @@ def test_grown_tiles_are_still_exact(monkeypatch):
     """Big images double the tile side to bound the bin lists; force that at a small size."""
     monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", 50)
     scene = make_scene("rand10k", 2)
-    tiles = fast.Frame().tiles(scene, 90, 90, 2)
+    tiles = fast.TileLists().tiles(scene, 90, 90, 2)
     assert (tiles.tile_w, tiles.tile_h) != (fast.TILE_W, fast.TILE_H)
     assert same_bits(reference_image(scene, 90, 90), fast.reference_image(scene, 90, 90))
 
@@ -340,3 +340,50 @@ def test_a_users_threading_layer_wins():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_THREADING_LAYER": "workqueue"})
     assert p.returncode == 0 and p.stdout.strip() == "workqueue", p.stderr[-2000:]
+
+
+def test_a_new_tile_grid_between_frames_starts_from_what_was_painted(monkeypatch):
+    """The tiles grow when a frame has too many (circle, tile) pairs; the next cleared frame on
+    the new grid must still clear what the old grid's frames painted."""
+    scene = make_scene("bouncingballs", 2)
+    ref, mine = CpuRenderer(), registry.create("cpu-fast")
+    for r in (ref, mine):
+        r.load(scene, 70, 53)
+    grids = set()
+    for limit in (1 << 24, 5, 1 << 24):
+        monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", limit)
+        for r in (ref, mine):
+            r.clear()
+            r.advance()
+            r.render()
+        grids.add(mine._painted.grid)
+        assert same_bits(ref.get_image(), mine.get_image()), limit
+    assert len(grids) == 2
+
+
+def test_painted_spans_are_exactly_the_rows_the_circles_cover():
+    """After a cleared frame, each tile row's span is the covered pixels of that row and no more
+    (what the next frame clears): spans that only grew would still draw right, but slower."""
+    scene = make_scene("bouncingballs", 1)                # balls fall: rows painted earlier are left
+    r = registry.create("cpu-fast")
+    r.load(scene, 64, 64)
+    for _ in range(20):
+        r.clear()
+        r.advance()
+        r.render()
+    covered = np.any(reference_image(scene, 64, 64, steps=20) != clear_rows(64, scene.shading)[:, None, :], axis=2)
+    spans = r._painted.spans                             # one tile column: tile t holds rows 16t..16t+15
+    for y in range(64):
+        lo, hi = spans[y // 16, y % 16]
+        xs = np.flatnonzero(covered[y])
+        assert (lo, hi) == ((xs[0], xs[-1] + 1) if xs.size else (lo, lo)), y
+
+
+def test_growing_scenes_grow_the_lists_buffers():
+    """One set of list buffers, a scene of few circles, then one of many: still exact."""
+    lists = fast.TileLists()
+    for name in ("rgb", "rand10k", "pattern", "rand100k"):
+        scene = make_scene(name, 1)
+        image = np.empty((48, 48, 4), np.float32)             # what Painted() assumes: anything
+        fast.render_image(scene, image, background=clear_rows(48, scene.shading), painted=fast.Painted(), lists=lists)
+        assert same_bits(reference_image(scene, 48, 48, steps=0), image), name

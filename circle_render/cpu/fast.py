@@ -5,7 +5,7 @@ A frame (render_image): each tile's circles listed in index order, with their pi
 the reference computes them (count, then list) -> tiles drawn in parallel, each
 starting from the background where the frame was cleared, each pixel's circles blended in index
 order, in chunks of tiles between which Python sees Ctrl-C. The kernels are in fast_bins.py
-(lists) and fast_kernels.py (drawing); buffers live in a Frame, reused frame to frame.
+(lists) and fast_kernels.py (drawing); their buffers live in TileLists, reused frame to frame.
 Threads: numba's (all cores unless NUMBA_NUM_THREADS or numba.set_num_threads says otherwise).
 """
 from __future__ import annotations
@@ -21,13 +21,15 @@ from circle_render.cpu.shading import clear_rows, pixel_centres
 from circle_render.scenes.scene import SNOW, Scene
 
 TILE_W, TILE_H = 1024, 16    # tile size in pixels (powers of two): wide tiles compute each circle row's span once
-MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (48 bytes each), before the tiles grow
+MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (52 bytes each), before the tiles grow
+MAX_COUNTERS = 1 << 20       # parts x tiles of per-part tile counts at most (the count pass's memory)
 PARALLEL = threading.Lock()  # one parallel numba call at a time (the workqueue layer's rule)
 CHUNK_PIXELS = 1 << 26       # pixels drawn per parallel call: Ctrl-C waits for one call at most
 SERIAL_PIXELS = 1 << 17      # pixels to draw below which a frame is drawn on the calling thread
 SERIAL_CIRCLES = 1 << 12     # circles below which they are binned on the calling thread
 
 
+UNREAD = np.zeros((0, 4), np.float32)   # the background argument of a frame that is not cleared: never read
 centres = functools.lru_cache(maxsize=8)(pixel_centres)    # (size,) float32, read-only by convention
 
 
@@ -44,7 +46,13 @@ class Tiles(NamedTuple):
     data: np.ndarray
 
 
-class Frame:
+def parts(threads: int, tiles: int) -> int:
+    """Ranges of circles the parallel passes cut the scene into: 4 a thread, fewer where the
+    per-part counters (parts x tiles) would pass MAX_COUNTERS."""
+    return max(1, min(4 * threads, MAX_COUNTERS // tiles))
+
+
+class TileLists:
     """The tile lists' buffers, kept from frame to frame (they grow, never shrink): a new
     allocation's page faults would cost a scene of millions of circles more than binning it."""
 
@@ -66,8 +74,8 @@ class Frame:
             tiles_x, tiles_y = -(-width // tw), -(-height // th)
             grid = width, height, tw, th, tiles_x, tiles_y
             with PARALLEL:
-                starts, costs, fill, on_image = (count_tiles_serial(*circles, *grid, self.shown) if serial else
-                                                 count_tiles(*circles, *grid, 4 * threads, self.shown))
+                starts, costs, fill, shown_per_part = (count_tiles_serial(*circles, *grid, self.shown) if serial else
+                                                 count_tiles(*circles, *grid, parts(threads, tiles_x * tiles_y), self.shown))
             if starts[-1] <= MAX_BIN_ENTRIES or (tw >= width and th >= height):    # one tile takes any count
                 break
             tw, th = 2 * tw, 2 * th
@@ -78,7 +86,7 @@ class Frame:
             self.boxes, self.data = np.empty((grown, 4), np.int32), np.empty((grown, 8), np.float32)
         with PARALLEL:
             (list_tiles_serial if serial else list_tiles)(*circles, scene.color, width, height, tw, th, tiles_x, fill,
-                                                          self.shown, on_image, self.ids, self.boxes, self.data)
+                                                          self.shown, shown_per_part, self.ids, self.boxes, self.data)
         return Tiles(tw, th, tiles_x, starts, costs, self.boxes, self.data)
 
 
@@ -89,7 +97,7 @@ class Painted:
     def __init__(self):
         self.grid = None                               # (tile_w, tile_h, tiles_x, tiles)
         self.spans = np.zeros((0, 1, 2), np.int32)     # (tiles, tile_h, 2): pixels [lo, hi) of each tile row
-        self.nothing = False                           # the whole image is background
+        self.all_background = False                    # the whole image is background
 
     def for_grid(self, grid, width: int, height: int) -> np.ndarray:
         """The spans for this tile grid; a new grid starts from what is known: nothing painted,
@@ -97,15 +105,15 @@ class Painted:
         if grid != self.grid:
             tile_w, tile_h, tiles_x, tiles = grid
             self.grid, self.spans = grid, np.zeros((tiles, tile_h, 2), np.int32)
-            if not self.nothing:
+            if not self.all_background:
                 for t in range(tiles):
                     x0, y0 = (t % tiles_x) * tile_w, (t // tiles_x) * tile_h
                     self.spans[t, :max(min(tile_h, height - y0), 0)] = x0, min(x0 + tile_w, width)
-        self.nothing = False
+        self.all_background = False
         return self.spans
 
     def cleared_all(self) -> None:
-        self.nothing = True
+        self.all_background = True
         self.spans[:] = 0
 
 
@@ -137,19 +145,18 @@ def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted
     if clear:
         costs += np.clip(painted[:, :, 1] - painted[:, :, 0], 0, None).sum(axis=1)
     cx, cy = centres(width), centres(height)
-    colours = background if clear else np.zeros((height, 4), np.float32)
     lists = (tiles.tile_w, tiles.tile_h, tiles.tiles_x, tiles.starts, tiles.boxes, tiles.data, SNOW_RAMP, cx, cy, snow)
     if costs.sum() < SERIAL_PIXELS:
         with PARALLEL:
-            render_tiles_serial(rows, np.flatnonzero(costs), clear, colours, painted, *lists)
+            render_tiles_serial(rows, np.flatnonzero(costs), clear, background if clear else UNREAD, painted, *lists)
         return
     for part in chunks(costs, threads):
         with PARALLEL:
-            render_tiles(rows, part, clear, colours, painted, min(threads, part.size), *lists)
+            render_tiles(rows, part, clear, background if clear else UNREAD, painted, min(threads, part.size), *lists)
 
 
 def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, background: np.ndarray | None = None,
-                 painted: Painted | None = None, frame: Frame | None = None) -> np.ndarray:
+                 painted: Painted | None = None, lists: TileLists | None = None) -> np.ndarray:
     """Blend all circles of ``scene`` into ``image`` ((H, W, 4) float32, C-contiguous, in place),
     exactly as the reference (cpu/reference.py render_planes) does. With ``background`` ((H, 4)
     float32, each row's clear colour), the image is cleared first, tile by tile as it is drawn;
@@ -157,8 +164,8 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, ba
     import numba
     height, width, _ = image.shape
     threads = threads or numba.get_num_threads()
-    frame, painted = frame or Frame(), painted or Painted()
-    tiles = frame.tiles(scene, width, height, threads)
+    lists, painted = lists or TileLists(), painted or Painted()
+    tiles = lists.tiles(scene, width, height, threads)
     spans = painted.for_grid((tiles.tile_w, tiles.tile_h, tiles.tiles_x, tiles.costs.size), width, height)
     draw(image, tiles, background, spans, scene.shading == SNOW, threads)
     return image
@@ -180,7 +187,7 @@ class CpuFastRenderer:
         self.image = np.empty((height, width, 4), dtype=np.float32)
         self._background = clear_rows(height, scene.shading)            # (H, 4) each row's clear colour
         self._painted = Painted()                                         # what may differ from that
-        self._frame = Frame()                                            # binning buffers
+        self._lists = TileLists()                                        # binning buffers
         self._clear_pending = False
         self._fill_background()                                          # a new picture is blank
 
@@ -193,14 +200,15 @@ class CpuFastRenderer:
 
     def render(self) -> None:
         render_image(self.scene, self.image, self.threads, self._background if self._clear_pending else None,
-                     self._painted, self._frame)
+                     self._painted, self._lists)
         self._clear_pending = False
 
     def synchronize(self) -> None:
         pass
 
     def get_image(self) -> np.ndarray:
-        """(H, W, 4) float32, row 0 at the bottom."""
+        """(H, W, 4) float32, row 0 at the bottom. After clear() with no render() since (or one
+        that was interrupted), the background."""
         if self._clear_pending:                        # cleared, never drawn: the background
             self._fill_background()
         return self.image.copy()

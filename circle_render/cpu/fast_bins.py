@@ -21,26 +21,30 @@ ONE = f32(1)
 
 # numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
 @numba.njit(inline="always")
-def _box(i, pos, radius, width, height):
-    """Circle i's pixel box x0, x1, y0, y1, exactly as cpu/shading.py circle_bounds (x0 =
-    int((px - r) * W), x1 = int((px + r) * W) + 1, float32, truncated, clamped to [0, W]; clamped
-    in float first, so no integer overflow)."""
-    fw, fh = f32(width), f32(height)
-    px, py, r = pos[i, 0], pos[i, 1], radius[i]
-    return (_clamped(int(min(max((px - r) * fw, f32(-1)), fw + 1)), width),
-            _clamped(int(min(max((px + r) * fw, f32(-1)), fw + 1)) + 1, width),
-            _clamped(int(min(max((py - r) * fh, f32(-1)), fh + 1)), height),
-            _clamped(int(min(max((py + r) * fh, f32(-1)), fh + 1)) + 1, height))
+def _pixels(p, r, size):
+    """Pixels [lo, hi) of a circle at p with radius r along an axis of ``size`` pixels, exactly as
+    cpu/shading.py circle_bounds: lo = int((p - r) * size), hi = int((p + r) * size) + 1 (float32,
+    truncated), clamped to [0, size]; clamped in float first, so no integer overflow."""
+    fs = f32(size)
+    lo = _clamped(int(min(max((p - r) * fs, f32(-1)), fs + ONE)), size)
+    hi = _clamped(int(min(max((p + r) * fs, f32(-1)), fs + ONE)) + 1, size)
+    return lo, hi
 
 
 @numba.njit(inline="always")
-def _on_image(i, pos, radius, height):
+def _box(i, pos, radius, width, height):
+    """Circle i's pixel box x0, x1, y0, y1 (_pixels along each axis)."""
+    x0, x1 = _pixels(pos[i, 0], radius[i], width)
+    y0, y1 = _pixels(pos[i, 1], radius[i], height)
+    return x0, x1, y0, y1
+
+
+@numba.njit(inline="always")
+def _rows_on_image(i, pos, radius, height):
     """Whether circle i's box has rows on the image (_box's y0 < y1), tested first: it is
     cheaper than the whole box, and most of a scene such as snow's may be off the image."""
-    fh = f32(height)
-    py, r = pos[i, 1], radius[i]
-    return (_clamped(int(min(max((py - r) * fh, f32(-1)), fh + 1)), height)
-            < _clamped(int(min(max((py + r) * fh, f32(-1)), fh + 1)) + 1, height))
+    y0, y1 = _pixels(pos[i, 1], radius[i], height)
+    return y0 < y1
 
 
 @numba.njit(inline="always")
@@ -51,7 +55,7 @@ def _clamped(v, size):
 @numba.njit(inline="always")
 def _record(i, pos, radius, color, out):
     """What circle i's blend needs, into out (8,) float32: px, py, r, 0.5 * colour (3, flat),
-    snow's max alpha, 0."""
+    snow's max alpha, and 0 (padding: a record is two 16-byte halves)."""
     out[0], out[1], out[2] = pos[i, 0], pos[i, 1], radius[i]
     for c in range(3):
         out[3 + c] = f32(FLAT_ALPHA) * color[i, c]
@@ -80,7 +84,7 @@ def _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts
     lo = part * n // parts
     k = lo
     for i in range(lo, (part + 1) * n // parts):
-        if not _on_image(i, pos, radius, height):
+        if not _rows_on_image(i, pos, radius, height):
             continue
         x0, x1, y0, y1 = _box(i, pos, radius, width, height)
         if x0 < x1 and y0 < y1:
@@ -95,13 +99,13 @@ def _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts
 
 
 @numba.njit(inline="always")
-def _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, on_image, ids, entry_boxes,
+def _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, shown_per_part, ids, entry_boxes,
                entry_data):
     """This part's circles on the image appended to their tiles' lists, tile t's from
     fill[part, t] on."""
     n = radius.shape[0]
     lo = part * n // fill.shape[0]
-    for k in range(lo, lo + on_image[part]):
+    for k in range(lo, lo + shown_per_part[part]):
         i = shown[k]
         x0, x1, y0, y1 = _box(i, pos, radius, width, height)
         first = -1
@@ -137,19 +141,19 @@ def _starts(counts, costs):
 
 @cached_njit(parallel=True)
 def count_tiles(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y, parts, shown):
-    """(starts, costs, fill, on_image): tile t's list is entries [starts[t], starts[t + 1]), its
+    """(starts, costs, fill, shown_per_part): tile t's list is entries [starts[t], starts[t + 1]), its
     circles' boxes cover costs[t] of its pixels, and list_tiles writes part p's circles from
-    fill[p, t] on; part p's circles on the image are shown[lo:lo + on_image[p]], lo its first
+    fill[p, t] on; part p's circles on the image are shown[lo:lo + shown_per_part[p]], lo its first
     index. pos (n, 3), radius (n,) float32, the image width x height pixels; tiles: row-major,
     tile_w x tile_h pixels (powers of two), tiles_x x tiles_y of them; parts: the circles are cut
     into this many consecutive ranges, counted in parallel; shown: (n,) int32, filled."""
     sw, sh = _log2(tile_w), _log2(tile_h)
     counts = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
     costs = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
-    on_image = np.zeros(parts, dtype=np.int64)
+    shown_per_part = np.zeros(parts, dtype=np.int64)
     for part in numba.prange(parts):
-        on_image[part] = _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown)
-    return (*_starts(counts, costs), on_image)
+        shown_per_part[part] = _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown)
+    return (*_starts(counts, costs), shown_per_part)
 
 
 @cached_njit()
@@ -158,30 +162,30 @@ def count_tiles_serial(pos, radius, width, height, tile_w, tile_h, tiles_x, tile
     sw, sh = _log2(tile_w), _log2(tile_h)
     counts = np.zeros((1, tiles_x * tiles_y), dtype=np.int64)
     costs = np.zeros((1, tiles_x * tiles_y), dtype=np.int64)
-    on_image = np.zeros(1, dtype=np.int64)
-    on_image[0] = _count_part(0, 1, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown)
-    return (*_starts(counts, costs), on_image)
+    shown_per_part = np.zeros(1, dtype=np.int64)
+    shown_per_part[0] = _count_part(0, 1, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown)
+    return (*_starts(counts, costs), shown_per_part)
 
 
 @cached_njit(parallel=True)
-def list_tiles(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, on_image, ids, entry_boxes,
+def list_tiles(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, shown_per_part, ids, entry_boxes,
                entry_data):
     """Every tile's list of circles, at count_tiles' places (fill: (parts, tiles) int64, used
-    up; shown, on_image: count_tiles' circles on the image): ids (entries,) int32, the circles'
+    up; shown, shown_per_part: count_tiles' circles on the image): ids (entries,) int32, the circles'
     indices; entry_boxes (entries, 4) int32, their pixel boxes (_box); entry_data (entries, 8)
     float32, what their blends need (_record): a tile's walk reads its circles in a stream rather
     than scattered over the scene (the buffers may be longer than needed). color (n, 3) float32."""
     sw, sh = _log2(tile_w), _log2(tile_h)
     for part in numba.prange(fill.shape[0]):
-        _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, on_image, ids,
+        _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, shown_per_part, ids,
                    entry_boxes, entry_data)
 
 
 @cached_njit()
-def list_tiles_serial(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, on_image, ids,
+def list_tiles_serial(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, shown_per_part, ids,
                       entry_boxes, entry_data):
     """list_tiles on the calling thread."""
     sw, sh = _log2(tile_w), _log2(tile_h)
     for part in range(fill.shape[0]):
-        _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, on_image, ids,
+        _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, shown_per_part, ids,
                    entry_boxes, entry_data)

@@ -212,11 +212,7 @@ def render_tiles_serial(image, tiles, clear, background, painted, tile_w, tile_h
 @cached_njit(parallel=True)
 def fill_rows(image, colours):
     """image[y, x] = colours[y] for every pixel: image (H, 4W) float32 RGBA rows, colours (H, 4)."""
+    flat = image.reshape(image.size)
+    width = image.shape[1] // 4
     for y in numba.prange(image.shape[0]):
-        row = image[y]
-        c0, c1, c2, c3 = colours[y, 0], colours[y, 1], colours[y, 2], colours[y, 3]
-        for j in range(np.uint64(0), np.uint64(row.shape[0]), U4):
-            row[j] = c0
-            row[j + U1] = c1
-            row[j + U2] = c2
-            row[j + U3] = c3
+        _fill(flat, np.uint64(y) * np.uint64(4 * width), 0, width, colours[y])
