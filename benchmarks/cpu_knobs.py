@@ -21,7 +21,6 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # variant -> cpu/fast.py constants it sets, and a patch (a function below) it applies
 VARIANTS = {
     "as-is": {},
-    "draw-on-threads": {"SERIAL_PIXELS": 0},          # small frames drawn on numba's threads too
     "bin-on-threads": {"SERIAL_CIRCLES": 0},          # few circles binned on numba's threads too
     "clear-separate": {"patch": "clear_separately"},  # clear() writes the whole picture, as before
 }

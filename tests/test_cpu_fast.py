@@ -192,13 +192,13 @@ SCRIPT = ["clear", "advance", "render", "render", "clear", "get", "advance", "cl
           "advance", "render", "advance", "render", "clear", "advance", "render", "get"]
 
 
-@pytest.mark.parametrize("serial_pixels", [0, 2 ** 62])             # numba's threads / the calling thread
+@pytest.mark.parametrize("serial_circles", [0, 2 ** 62])            # binned on numba's threads / the calling thread
 @pytest.mark.parametrize("name", ["bouncingballs", "fireworks", "snow", "hypnosis"])
-def test_every_order_of_calls_gives_the_references_image(monkeypatch, serial_pixels, name):
+def test_every_order_of_calls_gives_the_references_image(monkeypatch, serial_circles, name):
     """clear() only notes the clear, render() writes the background tile by tile and only where
     the image is not background already: every order of calls still gives the reference's image,
     on tiles narrower than the image too."""
-    monkeypatch.setattr(fast, "SERIAL_PIXELS", serial_pixels)
+    monkeypatch.setattr(fast, "SERIAL_CIRCLES", serial_circles)
     monkeypatch.setattr(fast, "TILE_W", 16)
     scene = make_scene(name, 2)
     if name == "snow":                                   # flakes on the screen
@@ -217,7 +217,6 @@ def test_every_order_of_calls_gives_the_references_image(monkeypatch, serial_pix
 def test_an_interrupted_frame_leaves_nothing_wrong_behind(monkeypatch):
     """Ctrl-C between two chunks of a frame: the next cleared frame is the reference's."""
     from circle_render.cpu import fast_kernels
-    monkeypatch.setattr(fast, "SERIAL_PIXELS", 0)
     monkeypatch.setattr(fast, "CHUNK_PIXELS", 1)
     monkeypatch.setattr(fast, "TILE_W", 16)
     monkeypatch.setattr(fast, "TILE_H", 4)
@@ -286,7 +285,7 @@ from circle_render.cpu import fast_bins, fast_kernels
 from circle_render.scenes import make_scene
 s = make_scene("rgby", 0)
 img = circle_render.render(s.position, s.radius, s.color, 20, 20, renderer="cpu-fast")
-hits = sum(sum(f.stats.cache_hits.values()) for f in (fast_bins.count_tiles_serial, fast_kernels.render_tiles_serial))
+hits = sum(sum(f.stats.cache_hits.values()) for f in (fast_bins.count_tiles_serial, fast_kernels.render_tiles))
 print(hits, float(img.sum()))
 """
 
@@ -306,7 +305,7 @@ def test_a_read_only_package_folder_caches_compiled_code_in_the_users_cache(tmp_
         return int(hits), float(total)
     first = child("InTreeCacheLocator")
     cached = sorted(p.name for p in (tmp_path / "cache").rglob("*.nbi"))
-    assert any(name.startswith("fast_kernels.render_tiles_serial") for name in cached), cached
+    assert any(name.startswith("fast_kernels.render_tiles") for name in cached), cached
     second = child("InTreeCacheLocator")
     assert first[0] == 0 and second[0] >= 2 and second[1] == first[1]
     nowhere = child("InTreeCacheLocator,UserWideCacheLocator")

@@ -25,7 +25,6 @@ MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (52 bytes each), bef
 MAX_COUNTERS = 1 << 20       # parts x tiles of per-part tile counts at most (the count pass's memory)
 PARALLEL = threading.Lock()  # one parallel numba call at a time (the workqueue layer's rule)
 CHUNK_PIXELS = 1 << 26       # pixels drawn per parallel call: Ctrl-C waits for one call at most
-SERIAL_PIXELS = 1 << 17      # pixels to draw below which a frame is drawn on the calling thread
 SERIAL_CIRCLES = 1 << 12     # circles below which they are binned on the calling thread
 
 
@@ -135,9 +134,8 @@ def chunks(costs: np.ndarray, threads: int) -> list[np.ndarray]:
 def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted: np.ndarray, snow: bool,
          threads: int) -> None:
     """fast_kernels.render_tiles over every tile with circles, or painted where the frame is
-    cleared (``background`` not None): on the calling thread when that is little work, else in
-    chunks on ``threads`` threads."""
-    from circle_render.cpu.fast_kernels import render_tiles, render_tiles_serial
+    cleared (``background`` not None), in chunks on ``threads`` threads."""
+    from circle_render.cpu.fast_kernels import render_tiles
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
     clear = background is not None
@@ -146,10 +144,6 @@ def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted
         costs += np.clip(painted[:, :, 1] - painted[:, :, 0], 0, None).sum(axis=1)
     cx, cy = centres(width), centres(height)
     lists = (tiles.tile_w, tiles.tile_h, tiles.tiles_x, tiles.starts, tiles.boxes, tiles.data, SNOW_RAMP, cx, cy, snow)
-    if costs.sum() < SERIAL_PIXELS:
-        with PARALLEL:
-            render_tiles_serial(rows, np.flatnonzero(costs), clear, background if clear else UNREAD, painted, *lists)
-        return
     for part in chunks(costs, threads):
         with PARALLEL:
             render_tiles(rows, part, clear, background if clear else UNREAD, painted, min(threads, part.size), *lists)

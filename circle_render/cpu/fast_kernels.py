@@ -197,18 +197,6 @@ def render_tiles(image, tiles, clear, background, painted, threads, tile_w, tile
                        boxes, data, ramp, cx, cy, snow)
 
 
-@cached_njit()
-def render_tiles_serial(image, tiles, clear, background, painted, tile_w, tile_h, tiles_x, starts, boxes, data, ramp,
-                        cx, cy, snow):
-    """render_tiles on the calling thread alone: for frames too small to repay waking numba's
-    threads."""
-    height, width = image.shape[0], image.shape[1] // 4
-    flat = image.reshape(image.size)
-    for k in range(tiles.shape[0]):
-        _draw_tile(flat, tiles[k], clear, background, painted, tile_w, tile_h, tiles_x, width, height, starts, boxes,
-                   data, ramp, cx, cy, snow)
-
-
 @cached_njit(parallel=True)
 def fill_rows(image, colours):
     """image[y, x] = colours[y] for every pixel: image (H, 4W) float32 RGBA rows, colours (H, 4)."""
