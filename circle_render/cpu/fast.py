@@ -68,13 +68,14 @@ class TileLists:
             self.shown = np.empty(scene.n, np.int32)
         circles = scene.position, scene.radius
         serial = scene.n < SERIAL_CIRCLES
+        count, make = (count_tiles_serial, list_tiles_serial) if serial else (count_tiles, list_tiles)
         tw, th = TILE_W, TILE_H
         while True:
             tiles_x, tiles_y = -(-width // tw), -(-height // th)
-            grid = width, height, tw, th, tiles_x, tiles_y
+            split = () if serial else (parts(threads, tiles_x * tiles_y),)
             with PARALLEL:
-                starts, costs, fill, shown_per_part = (count_tiles_serial(*circles, *grid, self.shown) if serial else
-                                                 count_tiles(*circles, *grid, parts(threads, tiles_x * tiles_y), self.shown))
+                starts, costs, fill, shown_per_part = count(*circles, width, height, tw, th, tiles_x, tiles_y, *split,
+                                                            self.shown)
             if starts[-1] <= MAX_BIN_ENTRIES or (tw >= width and th >= height):    # one tile takes any count
                 break
             tw, th = 2 * tw, 2 * th
@@ -84,8 +85,8 @@ class TileLists:
             self.ids = np.empty(grown, np.int32)
             self.boxes, self.data = np.empty((grown, 4), np.int32), np.empty((grown, 8), np.float32)
         with PARALLEL:
-            (list_tiles_serial if serial else list_tiles)(*circles, scene.color, width, height, tw, th, tiles_x, fill,
-                                                          self.shown, shown_per_part, self.ids, self.boxes, self.data)
+            make(*circles, scene.color, width, height, tw, th, tiles_x, fill, self.shown, shown_per_part, self.ids,
+                 self.boxes, self.data)
         return Tiles(tw, th, tiles_x, starts, costs, self.boxes, self.data)
 
 

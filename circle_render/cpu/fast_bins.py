@@ -152,7 +152,8 @@ def count_tiles(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y, pa
     costs = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
     shown_per_part = np.zeros(parts, dtype=np.int64)
     for part in numba.prange(parts):
-        shown_per_part[part] = _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown)
+        shown_per_part[part] = _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs,
+                                           shown)
     return (*_starts(counts, costs), shown_per_part)
 
 
@@ -168,11 +169,11 @@ def count_tiles_serial(pos, radius, width, height, tile_w, tile_h, tiles_x, tile
 
 
 @cached_njit(parallel=True)
-def list_tiles(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, shown_per_part, ids, entry_boxes,
-               entry_data):
+def list_tiles(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, shown_per_part, ids,
+               entry_boxes, entry_data):
     """Every tile's list of circles, at count_tiles' places (fill: (parts, tiles) int64, used
-    up; shown, shown_per_part: count_tiles' circles on the image): ids (entries,) int32, the circles'
-    indices; entry_boxes (entries, 4) int32, their pixel boxes (_box); entry_data (entries, 8)
+    up; shown, shown_per_part: count_tiles' circles on the image): ids (entries,) int32, the
+    circles' indices; entry_boxes (entries, 4) int32, their pixel boxes (_box); entry_data (entries, 8)
     float32, what their blends need (_record): a tile's walk reads its circles in a stream rather
     than scattered over the scene (the buffers may be longer than needed). color (n, 3) float32."""
     sw, sh = _log2(tile_w), _log2(tile_h)
