@@ -55,6 +55,18 @@ def test_uint_without_the_headers_fails_as_on_the_gpu(tmp_path):
     assert render("compile", str(k), cwd=tmp_path).returncode == 0
 
 
+@needs_nvrtc
+def test_errors_give_the_students_own_line_numbers(tmp_path):
+    """The headers are pasted into the source before compiling; #line keeps the messages on the
+    student's lines."""
+    lines = (ROOT / "assignment" / "my_renderer.cu").read_text().splitlines()
+    lines[11] = "  this is not C;"
+    k = tmp_path / "mine.cu"
+    k.write_text("\n\n" + "\n".join(lines) + "\n")           # blank lines before the includes too
+    p = render("compile", str(k), cwd=tmp_path)
+    assert p.returncode == 1 and "mine.cu(14): error" in p.stderr, p.stderr
+
+
 @needs_compiler
 def test_a_students_own_macros_are_not_redefinitions(tmp_path):
     k = tmp_path / "k.cu"

@@ -57,6 +57,21 @@ def test_an_installed_copy_runs_from_site_packages(wheel, tmp_path):
     assert p.stdout.split() == [circle_render.__version__, "None", "True", "100000"]
 
 
+def test_an_installed_copy_caches_compiled_code_outside_site_packages(wheel, tmp_path):
+    """Cache files inside site-packages outlive `pip uninstall`, and the leftover folder hides a
+    later editable install: an installed copy's cpu-fast caches in the user's cache folder."""
+    site = tmp_path / "lib" / "site-packages"
+    zipfile.ZipFile(wheel).extractall(site)
+    code = ("import circle_render; from circle_render.scenes import make_scene; s = make_scene('rgb');"
+            "print(circle_render.render(s.position, s.radius, s.color, 8, 8, renderer='cpu-fast').shape)")
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert p.returncode == 0, p.stderr
+    assert not list((site / "circle_render").rglob("*.nbi"))
+    assert list((tmp_path / "cache" / "circle-render" / "numba").rglob("*.nbi"))
+
+
 def test_version_and_bare_render_prints_the_help():
     p = render("--version")
     assert p.returncode == 0 and p.stdout.strip() == f"render (circle-render) {circle_render.__version__}"

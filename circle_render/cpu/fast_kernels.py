@@ -30,6 +30,17 @@ if "NUMBA_THREADING_LAYER" not in os.environ and "NUMBA_THREADING_LAYER_PRIORITY
     numba.config.THREADING_LAYER_PRIORITY = ["tbb", "workqueue", "omp"]
 
 
+# Compiled code is cached beside the source in a checkout, but an installed copy's goes to the
+# user's cache folder: cache files inside site-packages outlive `pip uninstall`, and the leftover
+# circle_render/ folder then hides a later editable install of the package.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if not os.environ.get("NUMBA_CACHE_DIR") and any(part in ("site-packages", "dist-packages")
+                                                  for part in _HERE.split(os.sep)):
+    from platformdirs import user_cache_dir
+    os.environ["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR = os.path.join(   # numba re-reads the environment
+        user_cache_dir("circle-render", appauthor=False), "numba")
+
+
 def cached_njit(**options):
     """numba.njit with its on-disk cache (beside this file, or a user cache folder where that is
     read-only); where no folder is writable at all, compiled anew in each process."""

@@ -18,7 +18,7 @@ import numpy as np
 from circle_render.constants import compile_defines
 
 KERNEL_DIR = Path(str(resources.files("circle_render") / "kernels"))
-_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"[ \t]*$', re.M)   # one line, no more
 # exact float32 rounding (no fused multiply-add) so kernels match the NumPy reference bit for bit
 BASE_OPTIONS = ("--std=c++17", "--fmad=false")
 _modules: dict = {}
@@ -42,14 +42,17 @@ def kernel_source(name: str | Path) -> str:
     def expand(path: Path, stack: tuple[str, ...]) -> str:
         if path.name in stack:
             raise ValueError(f"include cycle: {' -> '.join(stack + (path.name,))}")
-        text = re.sub(r"^\s*#\s*pragma\s+once\s*$", "", path.read_text(), flags=re.M)
+        text = re.sub(r"^[ \t]*#[ \t]*pragma[ \t]+once[ \t]*$", "", path.read_text(), flags=re.M)
 
         def inline(m: re.Match) -> str:
             header = m.group(1)
             if header in done:
                 return f"// ---- {header} (already included) ----"
             done.add(header)
-            return f"// ---- {header} ----\n{expand(find(header), stack + (path.name,))}\n"
+            after = text.count("\n", 0, m.start()) + 2          # the line after the #include
+            # #line: the compiler's messages give each file's own line numbers, not the pasted text's
+            return (f'#line 1 "{header}"\n{expand(find(header), stack + (path.name,))}\n'
+                    f'#line {after} "{path.name}"')
         return _INCLUDE.sub(inline, text)
     return expand(first, ())
 
