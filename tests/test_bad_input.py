@@ -85,10 +85,10 @@ def test_the_fast_renderer_draws_the_largest_size_the_command_line_accepts(tmp_p
 
 def test_a_plan_whose_supertiles_outgrow_the_packed_boxes_is_refused():
     # no size the command line accepts gets there with the default constants
-    from circle_render.cuda.plan import plan_fast, too_large
+    from circle_render.cuda.fast import plan_fast
     big = plan_fast(make_scene("rand100k"), 16384, 16384, {"SUPER_GRID": 1})
-    assert "pixels a side" in too_large(big)
-    assert too_large(plan_fast(make_scene("rand100k"), 16384, 16384)) is None
+    assert "pixels a side" in big.too_large()
+    assert plan_fast(make_scene("rand100k"), 16384, 16384).too_large() is None
 
 
 def _default_signals():
