@@ -13,12 +13,22 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
 from circle_render.constants import FLAT_ALPHA
 from circle_render.cpu.animation import advance
-from circle_render.cpu.shading import blend_planes, circle_bounds, clear_rows, covered, pixel_centres, snow_alpha_color
+from circle_render.cpu.shading import (
+    Bounds,
+    blend_planes,
+    circle_bounds,
+    clear_rows,
+    covered,
+    pixel_centres,
+    snow_alpha_color,
+)
 from circle_render.progress import Progress
 from circle_render.scenes.scene import SNOW, Scene
 
@@ -29,7 +39,7 @@ PAIR_MAX_AREA = 4096        # ... but no box bigger than this goes down the pair
 PAIR_BUDGET = 4_000_000     # (circle, pixel) pairs handled per NumPy batch
 
 
-def _shade(planes, d2, where, scene: Scene, i) -> None:
+def _shade(planes: Any, d2: np.ndarray, where: np.ndarray | None, scene: Scene, i: int | np.ndarray) -> None:
     """Blend circle(s) i into the channel planes where ``where`` holds (i: int or index array)."""
     if scene.shading == SNOW:
         alpha, colors = snow_alpha_color(d2, scene.radius[i], scene.position[i, 2])
@@ -38,7 +48,8 @@ def _shade(planes, d2, where, scene: Scene, i) -> None:
     blend_planes(planes, alpha, colors, where)
 
 
-def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None):
+def _render_boxes(planes: np.ndarray, scene: Scene, ids: np.ndarray, bounds: Bounds, cx: np.ndarray, cy: np.ndarray,
+                  progress: Progress | None, done: int, stop: threading.Event | None = None) -> None:
     """Blend circles ``ids`` one by one over their pixel boxes (bounds relative to ``planes``).
 
     Each box is blended whole into a temporary and copied back where covered: plain
@@ -73,7 +84,7 @@ def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None)
                 progress.update(done + k)
 
 
-def _pairs(ids, bounds):
+def _pairs(ids: np.ndarray, bounds: Bounds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every (circle, pixel) pair of the boxes of ``ids``: circle ids, pixel x, pixel y."""
     x0, x1, y0, y1 = (b[ids].astype(np.int64) for b in bounds)
     w = np.maximum(x1 - x0, 0)
@@ -85,7 +96,8 @@ def _pairs(ids, bounds):
     return np.repeat(ids, count), np.repeat(x0, count) + local % ww, np.repeat(y0, count) + local // ww
 
 
-def _render_pairs(planes, scene, ids, bounds, cx, cy):
+def _render_pairs(planes: np.ndarray, scene: Scene, ids: np.ndarray, bounds: Bounds, cx: np.ndarray,
+                  cy: np.ndarray) -> None:
     """Blend circles ``ids`` (all small) in one batch, ranking pairs per pixel."""
     width = planes.shape[2]
     cid, px, py = _pairs(ids, bounds)
@@ -111,7 +123,7 @@ def _render_pairs(planes, scene, ids, bounds, cx, cy):
     by_rank = np.sort((rank << shift) | np.arange(n, dtype=np.int64)) & low
     bounds_of_rank = np.searchsorted(rank[by_rank], np.arange(rank.max() + 2))
     flat_planes = planes.reshape(4, -1)
-    for lo, hi in zip(bounds_of_rank[:-1], bounds_of_rank[1:]):
+    for lo, hi in pairwise(bounds_of_rank):
         sel = by_rank[lo:hi]                             # at most one pair per pixel
         p = pix[sel]
         values = flat_planes[:, p]
@@ -119,7 +131,9 @@ def _render_pairs(planes, scene, ids, bounds, cx, cy):
         flat_planes[:, p] = values
 
 
-def _render_band(planes, scene, runs, small, area, bounds, cx, cy, progress, stop=None):
+def _render_band(planes: np.ndarray, scene: Scene, runs: list[np.ndarray], small: np.ndarray, area: np.ndarray,
+                 bounds: Bounds, cx: np.ndarray, cy: np.ndarray, progress: Progress | None,
+                 stop: threading.Event | None = None) -> None:
     """Render every circle into one band of rows (bounds already relative to the band);
     return early once ``stop`` (a threading.Event) is set."""
     for run in runs:
@@ -145,7 +159,7 @@ def _runs(small: np.ndarray) -> list[np.ndarray]:
     return [r for r in np.split(np.arange(small.size), cuts) if r.size]
 
 
-def _plan(scene: Scene, width: int, height: int):
+def _plan(scene: Scene, width: int, height: int) -> tuple[Bounds, np.ndarray, np.ndarray, list[np.ndarray]]:
     """Pixel boxes, box areas, which circles are small, and the runs of consecutive small or big
     circles. Runs are rendered in order, each by its path, so serial order holds.
 
@@ -179,7 +193,7 @@ def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
     edges = np.linspace(0, height, threads + 1).astype(int)
     bar = Progress(f"rendering {scene.name} ({width}x{height}, cpu)", scene.n, progress)
     jobs = []
-    for t, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+    for t, (lo, hi) in enumerate(pairwise(edges)):
         band_bounds = (x0, x1, np.clip(y0 - lo, 0, hi - lo).astype(np.int32),
                        np.clip(y1 - lo, 0, hi - lo).astype(np.int32))
         jobs.append((planes[:, lo:hi], scene, runs, small, area, band_bounds, cx, cy[lo:hi],
@@ -205,9 +219,11 @@ class CpuRenderer:
 
     name = "cpu"
 
+    scene: Scene
+    planes: np.ndarray                   # (4, H, W) float32: r, g, b, a planes
+
     def __init__(self, progress: bool = False, threads: int | None = None):
         self.progress, self.threads = progress, threads
-        self.scene = self.planes = None
 
     def load(self, scene: Scene, width: int, height: int) -> None:
         self.scene, self.width, self.height = scene.copy(), width, height
