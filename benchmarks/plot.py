@@ -49,7 +49,8 @@ def main():
     ap.add_argument("record")
     ap.add_argument("-o", "--output", default="docs/bench.png")
     a = ap.parse_args()
-    plot(json.load(open(a.record)), a.output)
+    with open(a.record) as f:
+        plot(json.load(f), a.output)
     print(f"wrote {a.output}")
 
 

@@ -9,6 +9,7 @@ course's snow shading; the picture is cleared to white (flat) or the snow gradie
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from circle_render import registry
 from circle_render.cpu.shading import clear_image
@@ -18,7 +19,7 @@ from circle_render.scenes.scene import FLAT, SNOW, Scene
 NUMBERS = "iuf"     # NumPy kinds accepted: signed and unsigned integers, real floats
 
 
-def _array(name: str, value, shape: tuple, expected: str) -> np.ndarray:
+def _array(name: str, value: object, shape: tuple[int | None, ...], expected: str) -> np.ndarray:
     """``value`` as a float64 array of ``shape`` (None: any length), every value within the
     limits of circle_render/limits.py; ValueError naming ``name`` and the ``expected`` shape."""
     if isinstance(value, (str, bytes, dict, set, frozenset)) or value is None:
@@ -42,13 +43,14 @@ def _array(name: str, value, shape: tuple, expected: str) -> np.ndarray:
     return a
 
 
-def _side(name: str, side) -> int:
+def _side(name: str, side: object) -> int:
     if isinstance(side, (bool, np.bool_)) or not isinstance(side, (int, np.integer)) or not 1 <= side <= MAX_SIDE:
         raise ValueError(f"{name} must be a whole number in 1..{MAX_SIDE}, got {side!r}")
     return int(side)
 
 
-def render(positions, radii, colors, width: int, height: int, renderer: str = "auto", *,
+def render(positions: ArrayLike, radii: ArrayLike, colors: ArrayLike, width: int, height: int,
+           renderer: str = "auto", *,
            shading: str = FLAT) -> np.ndarray:
     """Blend n circles, in order, into a ``height`` x ``width`` picture and return it.
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 import functools
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpu_status() -> tuple[bool, str]:
     """(usable, reason): a GPU is usable when CuPy imports and can see a device."""
     try:
         import cupy
-    except Exception as e:  # ImportError, or a broken CUDA install
+    except Exception as e:  # noqa: BLE001 -- ImportError, or whatever a broken CUDA install raises
         return False, (f"CuPy is not installed ({type(e).__name__}); install it with "
                        "pip install 'circle-render[cuda13]' (or [cuda12]; in a checkout: '.[cuda13]')")
     try:
         if not cupy.is_available() or cupy.cuda.runtime.getDeviceCount() < 1:
             return False, "no CUDA GPU is visible"
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- CuPy's driver and runtime errors: the reason is reported
         return False, f"no usable CUDA GPU ({type(e).__name__}: {e})"
     return True, "ok"
 

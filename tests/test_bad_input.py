@@ -108,7 +108,7 @@ def start_render(args, cwd, tty=False):
         master, slave = pty.openpty()
     p = subprocess.Popen([sys.executable, "-m", "circle_render", *args], cwd=cwd, env=env,
                          stdout=subprocess.DEVNULL, stderr=slave if tty else subprocess.PIPE,
-                         preexec_fn=_default_signals)  # noqa: PLW1509 (no threads here yet)
+                         preexec_fn=_default_signals)
     if tty:
         os.close(slave)
     return p, master
@@ -275,7 +275,7 @@ def test_a_hangup_that_nohup_ignores_stays_ignored(tmp_path):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)      # what nohup does
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.Popen([sys.executable, "-m", "circle_render", "rgb", "-r", "cpu", "-s", "2048", "-o", "x.png"],
-                         cwd=tmp_path, env=env, stderr=subprocess.PIPE, preexec_fn=ignore_hangups)  # noqa: PLW1509
+                         cwd=tmp_path, env=env, stderr=subprocess.PIPE, preexec_fn=ignore_hangups)
     wait_for(lambda: any(f.suffix == ".part" for f in tmp_path.iterdir()) or p.poll() is not None)
     p.send_signal(signal.SIGHUP)
     assert p.wait(timeout=60) == 0, p.stderr.read()

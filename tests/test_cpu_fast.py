@@ -153,7 +153,8 @@ def test_array_api_with_cpu_fast_matches_cpu():
 
 def test_ctrl_c_stops_a_long_render_promptly(tmp_path):
     """SIGINT mid-render: the chunks between parallel calls let Python raise KeyboardInterrupt."""
-    code = ("import signal, time; signal.signal(signal.SIGINT, signal.default_int_handler);"  # a background job ignores it
+    # a background job ignores SIGINT: the child restores it
+    code = ("import signal, time; signal.signal(signal.SIGINT, signal.default_int_handler);"
             " from circle_render.cpu.fast import CpuFastRenderer, reference_image;"
             "from circle_render.scenes import make_scene;"
             "reference_image(make_scene('rgb', 1), 8, 8); reference_image(make_scene('snowsingle', 1), 8, 8);"
@@ -334,8 +335,9 @@ def test_a_forked_child_draws_after_its_parent_did():
 
 
 def test_a_users_threading_layer_wins():
-    code = ("import numba\nfrom circle_render.cpu.fast import reference_image\nfrom circle_render.scenes import make_scene\n"
-            "reference_image(make_scene('rand10k', 1), 300, 300)\nprint(numba.threading_layer())\n")
+    code = ("import numba\nfrom circle_render.cpu.fast import reference_image\n"
+            "from circle_render.scenes import make_scene\nreference_image(make_scene('rand10k', 1), 300, 300)\n"
+            "print(numba.threading_layer())\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_THREADING_LAYER": "workqueue"})
     assert p.returncode == 0 and p.stdout.strip() == "workqueue", p.stderr[-2000:]
@@ -392,8 +394,9 @@ def test_importing_and_drawing_change_nothing_in_the_users_environment():
     """No environment variable and no numba setting is changed by importing the package or
     cpu-fast's modules, nor by drawing (the threading layer is chosen where the threads start)."""
     code = ("import os, numba\n"
-            "env, config = dict(os.environ), (numba.config.THREADING_LAYER, list(numba.config.THREADING_LAYER_PRIORITY),"
-            " numba.config.CACHE_DIR)\n"
+            "env = dict(os.environ)\n"
+            "c = numba.config\n"
+            "config = (c.THREADING_LAYER, list(c.THREADING_LAYER_PRIORITY), c.CACHE_DIR)\n"
             "def same():\n"
             "    return dict(os.environ) == env and config == (numba.config.THREADING_LAYER,"
             " list(numba.config.THREADING_LAYER_PRIORITY), numba.config.CACHE_DIR)\n"

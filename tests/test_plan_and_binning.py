@@ -119,7 +119,8 @@ def test_supertiles_stay_within_the_packed_boxes_and_the_shared_counters(size, s
     per = b.tiles_per_super
     assert 1 <= b.super_grid <= MAX_SUPER_GRID and per & (per - 1) == 0 and per <= MAX_CELL_TILES
     assert b.super_px * b.super_grid >= size and b.too_large() is None
-    assert b.chunks * b.super_grid ** 2 <= max(BIN_COUNTS, b.super_grid ** 2 * ceil_div(s.n, BIN_THREADS * BIN_MAX_ITEMS))
+    most_chunks = ceil_div(s.n, BIN_THREADS * BIN_MAX_ITEMS)
+    assert b.chunks * b.super_grid ** 2 <= max(BIN_COUNTS, b.super_grid ** 2 * most_chunks)
 
 
 def test_a_supertile_grid_past_the_shared_counters_is_refused():

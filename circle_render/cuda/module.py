@@ -45,7 +45,7 @@ def kernel_source(name: str | Path) -> str:
 
     def expand(path: Path, stack: tuple[str, ...]) -> str:
         if path.name in stack:
-            raise ValueError(f"include cycle: {' -> '.join(stack + (path.name,))}")
+            raise ValueError(f"include cycle: {' -> '.join((*stack, path.name))}")
         text = re.sub(r"^[ \t]*#[ \t]*pragma[ \t]+once[ \t]*$", "", path.read_text(), flags=re.M)
 
         def inline(m: re.Match[str]) -> str:
@@ -55,13 +55,13 @@ def kernel_source(name: str | Path) -> str:
             done.add(header)
             after = text.count("\n", 0, m.start()) + 2          # the line after the #include
             # #line: the compiler's messages give each file's own line numbers, not the pasted text's
-            return (f'#line 1 "{header}"\n{expand(find(header), stack + (path.name,))}\n'
+            return (f'#line 1 "{header}"\n{expand(find(header), (*stack, path.name))}\n'
                     f'#line {after} "{path.name}"')
         return _INCLUDE.sub(inline, text)
     return expand(first, ())
 
 
-def _macro(value: float | np.floating | int | np.integer) -> str:
+def _macro(value: float | np.floating | np.integer) -> str:
     """A constant as CUDA source text. Floats get an f suffix (float32, not double) and enough
     digits that the compiler reads back the same float32 the host uses."""
     if isinstance(value, (float, np.floating)):

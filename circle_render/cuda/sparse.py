@@ -88,7 +88,8 @@ class SparsePolicy(Policy):
         if g.tile_count <= constants.SPARSE_SHARED_TILES:
             counting = SharedCounting(chunks=max(1, ceil_div(g.n, SPARSE_CHUNK)), held=sparse_held(g.tile_count))
         else:
-            counting = GlobalCounting(blocks=max(1, min(ceil_div(g.n, SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS)))
+            blocks = max(1, min(ceil_div(g.n, SPARSE_BIN_THREADS), constants.SPARSE_BIN_BLOCKS))
+            counting = GlobalCounting(blocks=blocks)
         if capacity is None:
             capacity = list_capacity(scene.radius, width, height, g.tile, max(g.tiles))
         return cls(g, bits=bits, capacity=capacity, moving=scene.animation is not None, counting=counting)

@@ -9,19 +9,23 @@ pyglet is imported only here, and only when a window is opened.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
 from circle_render import registry
 from circle_render.display.rgba8 import frame_rgba8
 from circle_render.errors import UserError
+from circle_render.interface import Renderer
 from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.scenes.scene import Scene
 from circle_render.timing.frames import synchronize
 
 HELP = (("q / Esc", "quit"), ("p / space", "pause or resume"), ("+ / =", "one frame (when paused)"),
@@ -38,7 +42,7 @@ class ViewerError(UserError):
 class ViewerState:
     """Everything the viewer does except drawing. ``scenes`` are (name, make) pairs."""
 
-    scenes: list[tuple[str, Callable[[], object]]]
+    scenes: list[tuple[str, Callable[[], Scene]]]
     renderers: list[str]
     size: int
     index: int = 0
@@ -51,10 +55,11 @@ class ViewerState:
     screenshot_requested: bool = False
     frame: int = 0                        # frames rendered since the scene was loaded
     shown: int = 0                        # frames shown in all
-    times: dict = field(default_factory=lambda: {p: 0.0 for p in PHASES})
+    times: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     fps: float = 0.0
-    pixels: np.ndarray | None = None      # the last frame, (size, size, 4) uint8, row 0 at the bottom
-    renderer: object = None
+    # the last frame, (size, size, 4) uint8, row 0 at the bottom (none before the first)
+    pixels: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 4), np.uint8))
+    renderer: Renderer = field(init=False, repr=False)      # made by load()
     first_shown_at: float = 0.0
     _last: float = 0.0
 
@@ -142,19 +147,21 @@ def available_renderers(first: str) -> list[str]:
     """The renderers ``r`` cycles through: cpu-fast, cpu, and every CUDA renderer where a GPU is usable
     (the starter too, to see what breaking the rules looks like); ``first`` first."""
     from circle_render.gpu import gpu_available
-    names = ["cpu-fast", "cpu"] + ([n for n, info in registry.RENDERERS.items() if info.needs_gpu] if gpu_available() else [])
+    gpu = [n for n, info in registry.RENDERERS.items() if info.needs_gpu] if gpu_available() else []
+    names = ["cpu-fast", "cpu", *gpu]
     if first not in names:
         names.insert(0, first)
     return [first] + [n for n in names if n != first]
 
 
-def viewer_scenes(first_name: str, first_make: Callable[[], object], seed: int):
+def viewer_scenes(first_name: str, first_make: Callable[[], Scene],
+                  seed: int) -> tuple[list[tuple[str, Callable[[], Scene]]], int]:
     """(scenes, index of the one asked for): the course's scenes in their order, which
     left/right walk through; a scene file goes in front of them."""
-    scenes = [(n, (lambda n=n: make_scene(n, seed))) for n in SCENE_NAMES]
+    scenes: list[tuple[str, Callable[[], Scene]]] = [(n, functools.partial(make_scene, n, seed)) for n in SCENE_NAMES]
     if first_name in SCENE_NAMES:
         return scenes, SCENE_NAMES.index(first_name)
-    return [(first_name, first_make)] + scenes, 0
+    return [(first_name, first_make), *scenes], 0
 
 
 def check_display() -> None:
@@ -183,26 +190,27 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
         pyglet.options["vsync"] = False
         from pyglet import gl
         from pyglet.window import key as keys
-        config = gl.Config(red_size=8, green_size=8, blue_size=8, alpha_size=8, double_buffer=True)
+        platform_config: Any = gl.Config      # the platform's class, bound when pyglet.gl is imported
+        config = platform_config(red_size=8, green_size=8, blue_size=8, alpha_size=8, double_buffer=True)
         screen = pyglet.display.get_display().get_default_screen()
         scale = min(1.0, 0.9 * screen.width / state.size, 0.9 * screen.height / state.size)
         side = max(1, int(state.size * scale))
         window = pyglet.window.Window(side, side, caption="circle-render", resizable=True,
                                       config=config, vsync=False)
-    except Exception as e:          # no X server, no GLX, no OpenGL 3.3 context
+    except Exception as e:  # noqa: BLE001 -- no X server, no GLX, no OpenGL 3.3 context: pyglet's errors vary
         raise ViewerError(f"cannot open a window: {type(e).__name__}: {' '.join(str(e).split())}") from None
     names = {keys.Q: "q", keys.ESCAPE: "escape", keys.P: "p", keys.SPACE: "space",
              keys.PLUS: "plus", keys.EQUAL: "equal", keys.NUM_ADD: "plus", keys.LEFT: "left",
              keys.RIGHT: "right", keys.R: "r", keys.S: "s", keys.F: "f", keys.H: "h"}
 
     @window.event
-    def on_key_press(symbol, modifiers):
+    def on_key_press(symbol: int, modifiers: int) -> Any:
         if symbol in names:
             state.key(names[symbol])
         return pyglet.event.EVENT_HANDLED      # Esc must not close the window behind our back
 
     @window.event
-    def on_close():
+    def on_close() -> None:
         state.quit = True
 
     texture = pyglet.image.Texture.create(state.size, state.size)
@@ -213,8 +221,8 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
                                    anchor_y="top")
     state.load()
     last = None
-    while not state.quit:
-        window.dispatch_events()
+    while True:
+        window.dispatch_events()            # keys and the close button may set state.quit
         if state.quit:
             break
         if state.tick():

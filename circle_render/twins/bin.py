@@ -54,7 +54,8 @@ def bin_emit(touch: TileTouch, box: Box, tiles_per_super: int, grid: int) -> np.
     packed relative to the supertile), supertile 0's list first, each in circle order."""
     s, i = touch.tile, touch.circle        # by supertile, then by circle
     cx, cy = (s % grid) * tiles_per_super, (s // grid) * tiles_per_super
-    packed = pack_in_cell(tuple(b[i] for b in box), cx, cy, tiles_per_super)
+    x0, x1, y0, y1 = box
+    packed = pack_in_cell((x0[i], x1[i], y0[i], y1[i]), cx, cy, tiles_per_super)
     return np.stack([i.astype(np.uint32), packed], axis=1)
 
 
