@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from circle_render.drawing.paint import Drawing
 
 FLAT = "flat"   # colour = the circle's colour, alpha = 0.5
 SNOW = "snow"   # radial ramp colour, alpha falling off with distance and depth
@@ -21,6 +25,7 @@ class Scene:
     shading: str = FLAT
     animation: str | None = None  # name of the step in renderer.animation, or None
     extra: dict = field(default_factory=dict)  # per-scene animation state (e.g. spark start points)
+    drawing: Drawing | None = None  # the drawing options (docs/drawing.md); None for the course's scenes
 
     def __post_init__(self):
         n = len(self.radius)
@@ -30,6 +35,8 @@ class Scene:
         if self.velocity is None:
             self.velocity = np.zeros((n, 3), dtype=np.float32)
         self.velocity = np.ascontiguousarray(self.velocity, dtype=np.float32).reshape(n, 3)
+        if self.drawing is not None and self.drawing.n != n:
+            raise ValueError(f"the scene has {n} circles but its drawing {self.drawing.n}")
 
     @property
     def n(self) -> int:
@@ -38,4 +45,5 @@ class Scene:
     def copy(self) -> "Scene":
         return Scene(self.name, self.position.copy(), self.radius.copy(), self.color.copy(),
                      self.velocity.copy(), self.shading, self.animation,
-                     {k: np.copy(v) for k, v in self.extra.items()})
+                     {k: np.copy(v) for k, v in self.extra.items()},
+                     None if self.drawing is None else self.drawing.copy())

@@ -1,0 +1,55 @@
+"""Which renderers draw a scene's drawing (``Scene.drawing``): those whose class says
+``draws_drawings = True``. A drawing is never handed to one that would ignore it."""
+from __future__ import annotations
+
+import importlib
+
+from circle_render import registry
+from circle_render.errors import UserError
+from circle_render.gpu import gpu_available
+
+FASTEST_FIRST = ("cuda", "cpu-fast", "cpu")     # what ``auto`` tries for a drawing, in order
+
+
+class DrawingUnsupported(UserError, ValueError):
+    """A renderer asked to draw a drawing it has no path for; the message says which can."""
+
+
+def draws_drawings(renderer: object) -> bool:
+    """Whether a renderer (an instance or a class) draws ``Scene.drawing``."""
+    return bool(getattr(renderer, "draws_drawings", False))
+
+
+def _class(name: str) -> type:
+    info = registry.RENDERERS[name]
+    cls: type = getattr(importlib.import_module(info.module), info.cls)
+    return cls
+
+
+def drawers() -> list[str]:
+    """The built-in renderers that draw drawings, fastest first."""
+    return [name for name in FASTEST_FIRST if draws_drawings(_class(name))]
+
+
+def drawing_renderer(name: str) -> str:
+    """The renderer to draw a drawing with when ``name`` was asked for: ``name`` itself if it
+    draws drawings (a user's ``module:Class`` is checked once created), for ``auto`` the fastest
+    one that does and can run here; else DrawingUnsupported."""
+    if registry.is_user_spec(name):
+        return name
+    if name == "auto":
+        usable = [d for d in drawers() if not registry.RENDERERS[d].needs_gpu or gpu_available()]
+        return usable[0]
+    if name in registry.RENDERERS and not draws_drawings(_class(name)):
+        raise DrawingUnsupported(f"renderer {name!r} does not draw the drawing options (alpha, background, "
+                                 f"anti-aliasing, outlines, non-square pictures) yet; accepted: "
+                                 f"{', '.join(['auto', *drawers()])}")
+    return name
+
+
+def check_drawer(renderer: object, scene_drawing: object) -> None:
+    """Refuse a created renderer (a user's class too) that would ignore the scene's drawing."""
+    if scene_drawing is not None and not draws_drawings(renderer):
+        name = getattr(renderer, "name", type(renderer).__name__)
+        raise DrawingUnsupported(f"renderer {name!r} does not draw the drawing options of this scene; "
+                                 f"accepted: {', '.join(['auto', *drawers()])}")
