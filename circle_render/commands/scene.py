@@ -9,7 +9,8 @@ import sys
 import click
 
 from circle_render import registry
-from circle_render.cpu.shading import to_bytes
+from circle_render.cpu.shading import picture_bytes, to_bytes
+from circle_render.drawing.support import check_drawer, command_renderer
 from circle_render.errors import UserError
 from circle_render.io.images import (
     OutputError,
@@ -82,12 +83,14 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
     circles = load_scene_arg(scene, seed)
     seed = seed or 0
     out = check_output_path(output) if output is not None else None
+    renderer = command_renderer(renderer, circles, out, interactive)   # a scene file's drawing options
     start, end = frames or (0, 1)
     saved = _scene_to_save(circles, save_to, start) if save_to is not None else None
     if interactive:
         _view(circles, renderer, size, seed, view_frames, screenshot, saved)
         return
     r = pick_renderer(renderer)
+    check_drawer(r, circles.drawing)
     if saved is not None and out is None and frames is None and not check:
         _write_scene(*saved, [])                  # only the file was asked for: no rendering
         return
@@ -115,7 +118,7 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
                     add_gif(to_bytes(img))
                 elif out is not None:
                     path = out if end - start == 1 else frame_path(out, k)
-                    write_image(path, to_bytes(img))
+                    write_image(path, picture_bytes(img, circles))
                     written.append(path)
 
             from circle_render.timing.frames import run_frames

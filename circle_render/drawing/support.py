@@ -53,3 +53,28 @@ def check_drawer(renderer: object, scene_drawing: object) -> None:
         name = getattr(renderer, "name", type(renderer).__name__)
         raise DrawingUnsupported(f"renderer {name!r} does not draw the drawing options of this scene; "
                                  f"accepted: {', '.join(['auto', *drawers()])}")
+
+
+ALPHA_SUFFIXES = (".png",)          # image formats that keep an alpha channel
+
+
+def command_renderer(name: str, scene: object, output: object, interactive: bool) -> str:
+    """``render FILE -r NAME``: the renderer for a scene (``name`` unless the scene has a drawing
+    that ``name`` does not draw: ``auto`` picks one, with a notice; a named one is refused),
+    after refusing what a drawing cannot do: the viewer, and an output format without alpha for
+    a picture that has one."""
+    drawing = getattr(scene, "drawing", None)
+    if drawing is None:
+        return name
+    if interactive:
+        raise DrawingUnsupported("the viewer (-i) does not draw the drawing options of a version 2 scene "
+                                 "file yet; write a picture with -o FILE.png")
+    suffix = str(getattr(output, "suffix", "")).lower()
+    if output is not None and not drawing.opaque and suffix not in ALPHA_SUFFIXES:
+        raise DrawingUnsupported(f"this scene's background is not opaque and a {suffix or 'suffix-less'} file keeps "
+                                 "no alpha channel; write a .png")
+    chosen = drawing_renderer(name)
+    if name == "auto" and chosen != registry.resolve("auto"):
+        from circle_render.progress import notice
+        notice(f"render: {registry.resolve('auto')} does not draw this scene's drawing options yet; using {chosen}")
+    return chosen
