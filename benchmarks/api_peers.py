@@ -31,15 +31,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import cpu_peers  # noqa: E402
+import cpu_peers
 
-import circle_render  # noqa: E402
-from circle_render.drawing import Drawing  # noqa: E402
-from circle_render.drawing.support import drawers  # noqa: E402
-from circle_render.gpu import gpu_available  # noqa: E402
-from circle_render.scenes import make_scene  # noqa: E402
-from circle_render.timing.bench import current_commit  # noqa: E402
-from circle_render.timing.timer import wall_times  # noqa: E402
+import circle_render
+from circle_render.drawing import Drawing
+from circle_render.drawing.support import drawers
+from circle_render.gpu import gpu_available
+from circle_render.scenes import make_scene
+from circle_render.timing.bench import current_commit
+from circle_render.timing.timer import wall_times
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_CASES = "rand10k@1024,rand100k@1024,rand1M@1024,rand100k@4096"
@@ -95,6 +95,29 @@ def peers_for(antialias: bool) -> dict:
     return out
 
 
+def measure(s, n: int, renderers: list[str], runs: int) -> tuple[dict, str | None]:
+    """One case: each renderer's and library's time and picture against -r cpu's, and the
+    fastest library (pycairo at 0.01 px is a picture, not a contender)."""
+    row: dict = {}
+    ref = wall_times(lambda: ours(s, n, "cpu"), runs if "cpu" in renderers else 1)
+    timed = {"cpu": ref} if "cpu" in renderers else {}
+    for r in renderers:
+        if r != "cpu":
+            timed[r] = wall_times(lambda r=r: ours(s, n, r), runs)
+    for r, t in timed.items():
+        row[f"circle-render/{r}"] = {"s": t.min / 1e3, **compared(t.result, ref.result)}
+    for peer, draw in peers_for(s.drawing.antialias).items():
+        t = wall_times(lambda draw=draw: draw(s, n), runs)
+        row[peer] = {"s": t.min / 1e3, **compared(t.result, ref.result)}
+    libraries = [p for p in row if not p.startswith("circle-render") and p != "pycairo-tol0.01"]
+    fastest = min(libraries, key=lambda p: row[p]["s"]) if libraries else None
+    for r in timed:
+        if fastest:
+            mine = row[f"circle-render/{r}"]
+            mine["x_fastest_library"] = round(row[fastest]["s"] / mine["s"], 2)
+    return row, fastest
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default=DEFAULT_CASES, help="SCENE@SIZE, comma-separated")
@@ -119,21 +142,7 @@ def main() -> None:
             for aa in a.aa.split(","):
                 s = circles(name, alphas, aa == "on")
                 key = f"{name}@{n} alpha={alphas} aa={aa}"
-                row: dict = {}
-                ref = None
-                for r in ["cpu", *[r for r in renderers if r != "cpu"]]:
-                    t = wall_times(lambda r=r: ours(s, n, r), a.runs if r in renderers else 1)
-                    ref = t.result if r == "cpu" else ref
-                    if r in renderers:
-                        row[f"circle-render/{r}"] = {"s": t.min / 1e3, **compared(t.result, ref)}
-                for peer, draw in peers_for(aa == "on").items():
-                    t = wall_times(lambda draw=draw: draw(s, n), a.runs)
-                    row[peer] = {"s": t.min / 1e3, **compared(t.result, ref)}
-                libraries = [p for p in row if not p.startswith("circle-render") and p != "pycairo-tol0.01"]
-                fastest = min(libraries, key=lambda p: row[p]["s"]) if libraries else None
-                for r in renderers:
-                    if fastest:
-                        row[f"circle-render/{r}"]["x_fastest_library"] = round(row[fastest]["s"] / row[f"circle-render/{r}"]["s"], 2)
+                row, fastest = measure(s, n, renderers, a.runs)
                 record["cases"][key] = {"fastest_library": fastest, "results": row}
                 save(record, a.output)
                 print(key, flush=True)

@@ -11,6 +11,8 @@ given. docs/drawing.md is the contract of the drawing options.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from circle_render import registry
@@ -18,46 +20,37 @@ from circle_render.cpu.reference_drawing import drawing_image
 from circle_render.cpu.shading import clear_image
 from circle_render.drawing import DATA, LOWER, Drawing, Placement, Style
 from circle_render.drawing.support import drawing_renderer
+from circle_render.drawing.values import number_array
+from circle_render.interface import Renderer
 from circle_render.limits import MAX_SIDE, values_problem
 from circle_render.scenes.scene import FLAT, SNOW, Scene
 
-NUMBERS = "iuf"     # NumPy kinds accepted: signed and unsigned integers, real floats
 
-
-def _array(name: str, value, shape: tuple, expected: str, limits: bool = True) -> np.ndarray:
+def _array(name: str, value: Any, shape: tuple[int | None, ...], expected: str, limits: bool = True) -> np.ndarray:
     """``value`` as a float64 array of ``shape`` (None: any length), every value within the
     limits of circle_render/limits.py (``limits=False``: checked once placed, by Placement);
     ValueError naming ``name`` and the ``expected`` shape."""
-    if isinstance(value, (str, bytes, dict, set, frozenset)) or value is None:
-        raise ValueError(f"{name} must be an array of numbers of shape {expected}, got {type(value).__name__}")
-    try:
-        a = np.asarray(value)
-    except (ValueError, TypeError) as e:        # ragged lists, objects NumPy cannot hold
-        raise ValueError(f"{name} must be an array of numbers of shape {expected} ({e})") from None
+    a = number_array(name, value, f"an array of numbers of shape {expected}")
     if a.shape == (0,) and len(shape) == 2 and shape[0] in (None, 0):   # no circles: [] for (0, k)
         a = a.reshape(0, shape[1] or 2)
-    if a.dtype.kind not in NUMBERS:
-        raise ValueError(f"{name} must hold real numbers (integers or floats), got dtype {a.dtype}"
-                         + (": complex values are not truncated silently" if a.dtype.kind == "c" else ""))
     if a.ndim != len(shape) or any(want is not None and got != want for got, want in zip(a.shape, shape)):
         raise ValueError(f"{name} must have shape {expected}, got {a.shape}")
-    with np.errstate(over="ignore"):            # a longdouble beyond float64: inf, refused below
-        a = a.astype(np.float64)
     problem = values_problem(name, a) if limits else None
     if problem:
         raise ValueError(problem)
     return a
 
 
-def _side(name: str, side) -> int:
+def _side(name: str, side: Any) -> int:
     if isinstance(side, (bool, np.bool_)) or not isinstance(side, (int, np.integer)) or not 1 <= side <= MAX_SIDE:
         raise ValueError(f"{name} must be a whole number in 1..{MAX_SIDE}, got {side!r}")
     return int(side)
 
 
-def render(positions, radii, colors, width: int, height: int, renderer: str = "auto", *,
-           shading: str = FLAT, alpha=None, background=None, antialias: bool = False, edge_color=None,
-           edge_width=None, extent=None, units: str = DATA, origin: str = LOWER) -> np.ndarray:
+def render(positions: Any, radii: Any, colors: Any, width: int, height: int, renderer: str = "auto", *,
+           shading: str = FLAT, alpha: Any = None, background: Any = None, antialias: bool = False,
+           edge_color: Any = None, edge_width: Any = None, extent: Any = None, units: str = DATA,
+           origin: str = LOWER) -> np.ndarray:
     """Blend n circles, in order, into a ``height`` x ``width`` picture and return it.
 
     positions: (n, 2) or (n, 3) centres, x to the right and y up (a third column is the depth,
@@ -103,16 +96,15 @@ def render(positions, radii, colors, width: int, height: int, renderer: str = "a
     return place.orient(_draw(r, scene, width, height))
 
 
-def _quiet(name: str) -> dict:
+def _quiet(name: str) -> dict[str, bool]:
     return {"progress": False} if name == "cpu" else {}
 
 
-def _draw(r, scene: Scene, width: int, height: int) -> np.ndarray:
+def _draw(r: Renderer, scene: Scene, width: int, height: int) -> np.ndarray:
     r.load(scene, width, height)
     r.clear()
     r.render()
-    if hasattr(r, "synchronize"):
-        r.synchronize()
+    r.synchronize()
     return np.ascontiguousarray(r.get_image())
 
 
@@ -123,10 +115,8 @@ def _course_picture(scene: Scene, renderer: str, width: int, height: int) -> np.
     side = max(width, height)
     name = registry.resolve(renderer)
     r = registry.create(name, **_quiet(name))
-    if scene.n == 0:                 # nothing to draw: the cleared picture, on every renderer
-        image = clear_image(width, height, scene.shading)
-    else:
-        image = _draw(r, scene, side, side)[:height, :width]
+    # nothing to draw: the cleared picture, on every renderer
+    image = clear_image(width, height, scene.shading) if scene.n == 0 else _draw(r, scene, side, side)[:height, :width]
     image = np.ascontiguousarray(image)
     image[..., 3] = 1
     return image

@@ -220,7 +220,8 @@ def test_the_course_renderers_draw_non_square_default_pictures_identically(rende
 
 def test_pixel_units_are_array_indices_in_either_row_order():
     for origin in ("lower", "upper"):
-        img = circle_render.render([[3.5, 1.5]], [0.4], [[0, 0, 0]], 8, 6, "cpu", alpha=1, units="pixels", origin=origin)
+        img = circle_render.render([[3.5, 1.5]], [0.4], [[0, 0, 0]], 8, 6, "cpu", alpha=1, units="pixels",
+                                   origin=origin)
         assert np.argwhere(img[..., 0] == 0).tolist() == [[1, 3]]
     lower = circle_render.render([[0.2, 0.1]], [0.3], [[0, 0, 1]], 20, 10, "cpu")
     upper = circle_render.render([[0.2, 0.1]], [0.3], [[0, 0, 1]], 20, 10, "cpu", origin="upper")
@@ -231,7 +232,8 @@ def test_extent_maps_data_units_and_radii_are_in_x_units():
     a = circle_render.render([[0.25, 0.5]], [0.125], [[1, 0, 0]], 32, 32, "cpu", antialias=True)
     b = circle_render.render([[-1, 10]], [0.5], [[1, 0, 0]], 32, 32, "cpu", antialias=True, extent=(-2, 2, 0, 20))
     assert np.abs(a - b).max() < 1e-5
-    mirrored = circle_render.render([[-1, 10]], [0.5], [[1, 0, 0]], 32, 32, "cpu", antialias=True, extent=(2, -2, 0, 20))
+    mirrored = circle_render.render([[-1, 10]], [0.5], [[1, 0, 0]], 32, 32, "cpu", antialias=True,
+                                    extent=(2, -2, 0, 20))
     assert np.abs(mirrored - a[:, ::-1]).max() < 1e-5
 
 
@@ -239,7 +241,8 @@ def test_placement_is_the_identity_for_the_unit_square_on_a_square_picture():
     p = Placement.of(Style(), 64, 64)
     pos = np.random.default_rng(0).uniform(-3, 3, (50, 3))
     xyz, r = p.place(pos, np.abs(pos[:, 0]) + 0.1)
-    assert p.identity and np.array_equal(xyz, pos.astype(np.float32)) and np.array_equal(r, (np.abs(pos[:, 0]) + 0.1).astype(np.float32))
+    assert p.identity and np.array_equal(xyz, pos.astype(np.float32))
+    assert np.array_equal(r, (np.abs(pos[:, 0]) + 0.1).astype(np.float32))
 
 
 # ---------------------------------------------------------------- bytes, renderers
@@ -268,7 +271,7 @@ def test_a_drawing_goes_only_to_renderers_that_draw_it():
 
 # ---------------------------------------------------------------- bad input
 
-ONE = dict(positions=[[0.5, 0.5]], radii=[0.1], colors=[[1, 0, 0]], width=8, height=8, renderer="cpu")
+ONE = {"positions": [[0.5, 0.5]], "radii": [0.1], "colors": [[1, 0, 0]], "width": 8, "height": 8, "renderer": "cpu"}
 
 
 @pytest.mark.parametrize("change,message", [
@@ -301,9 +304,11 @@ ONE = dict(positions=[[0.5, 0.5]], radii=[0.1], colors=[[1, 0, 0]], width=8, hei
     ({"origin": "top"}, "origin must be 'lower' or 'upper', got 'top'"),
     ({"antialias": "yes"}, "antialias must be True or False, got 'yes'"),
     ({"shading": "snow", "alpha": 0.3}, "shading='snow' computes each pixel's alpha itself"),
-    ({"radii": [1e-9], "extent": (0, 1000, 0, 1)}, r"radii = 1(\.0+2)?e-12 is below the smallest radius.* in picture units"),
+    ({"radii": [1e-9], "extent": (0, 1000, 0, 1)},
+     r"radii = 1(\.0+2)?e-12 is below the smallest radius.* in picture units"),
     ({"positions": [[5e7, 0.5]], "extent": (0, 1000, 0, 1)}, r"positions = 50000.0 is out of range.* in picture units"),
-    ({"positions": [[np.inf, 0.5]], "extent": (0, 10, 0, 1)}, r"positions must be finite, got 'inf' \(at positions\[0, 0\]\)"),
+    ({"positions": [[np.inf, 0.5]], "extent": (0, 10, 0, 1)},
+     r"positions must be finite, got 'inf' \(at positions\[0, 0\]\)"),
     ({"renderer": "cpu-fast", "antialias": True}, "renderer 'cpu-fast' does not draw the drawing options"),
 ])
 def test_bad_options_are_one_value_error_naming_the_argument(change, message):

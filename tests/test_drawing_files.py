@@ -31,8 +31,8 @@ def random_drawn(n=60, seed=0, **options):
     return s
 
 
-@pytest.mark.parametrize("options", [dict(background=(0, 0, 0, 0), antialias=True), dict(antialias=False),
-                                     dict(background=(0.2, 0.3, 0.4, 0.6), antialias=True)])
+@pytest.mark.parametrize("options", [{"background": (0, 0, 0, 0), "antialias": True}, {"antialias": False},
+                                     {"background": (0.2, 0.3, 0.4, 0.6), "antialias": True}])
 def test_a_drawn_scene_saves_and_reloads_to_the_same_circles_and_picture(tmp_path, options):
     s = random_drawn(**options)
     loaded = load_scene(save_scene(s, tmp_path / "d.circles"))
@@ -102,7 +102,7 @@ def test_malformed_version_2_files_name_the_line(tmp_path, content, line, messag
 
 
 def test_a_drawn_scene_is_not_saved_as_par():
-    with pytest.raises(SceneSaveError, match="a .par file carries no drawing options"):
+    with pytest.raises(SceneSaveError, match=r"a \.par file carries no drawing options"):
         scene_text(random_drawn(), ".par")
 
 

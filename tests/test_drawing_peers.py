@@ -13,7 +13,7 @@ from circle_render.scenes import Scene
 
 pytest.importorskip("cairo")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import cpu_peers  # noqa: E402
+import cpu_peers
 
 SIZE = 160
 

@@ -264,7 +264,7 @@ def test_the_array_api_draws_exactly_the_covered_pixels(circles, width, height, 
     pos = np.array([(x + shift[0] * (r > 100), y + shift[1] * (r > 100)) for x, y, r in circles]).reshape(-1, 2)
     rad = np.array([r for _, _, r in circles])
     if (np.float32(rad * width / max(width, height)) < np.float32(1e-9)).any():   # radii are in x units
-        with pytest.raises(ValueError, match="below the smallest radius.* in picture units"):
+        with pytest.raises(ValueError, match=r"below the smallest radius.* in picture units"):
             circle_render.render(pos, rad, np.ones((len(circles), 3)), width, height, "cpu")
         return
     img = circle_render.render(pos, rad, np.ones((len(circles), 3)), width, height, "cpu", background="transparent")

@@ -10,6 +10,7 @@ Two code paths give bit-identical results (tests check this):
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -44,21 +45,14 @@ def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None)
     Each box is blended whole into a temporary and copied back where covered: plain
     NumPy loops are several times faster than masked (``where=``) ones.
     """
-    x0, x1, y0, y1 = (b[ids].tolist() for b in bounds)
-    pos, rad = scene.position, scene.radius
+    rad = scene.radius
     flat = scene.shading != SNOW
     # flat shading as one multiply-add over the 4 planes: rgb*(1-a) + a*colour, alpha + a
     keep = np.array([f32(1) - FLAT_ALPHA] * 3 + [f32(1)], dtype=np.float32)[:, None, None]
     add = np.empty((scene.n, 4, 1, 1), dtype=np.float32)
     add[:, :3, 0, 0] = FLAT_ALPHA * scene.color
     add[:, 3] = FLAT_ALPHA
-    for k, i in enumerate(ids.tolist()):
-        if x0[k] >= x1[k] or y0[k] >= y1[k]:
-            continue
-        dx = pos[i, 0] - cx[x0[k]:x1[k]]
-        dy = pos[i, 1] - cy[y0[k]:y1[k]]
-        d2 = (dy * dy)[:, None] + (dx * dx)[None, :]
-        box = planes[:, y0[k]:y1[k], x0[k]:x1[k]]
+    for i, d2, box in box_views(planes, scene.position, ids, bounds, cx, cy, progress, done, stop):
         if flat:
             new = box * keep
             new += add[i]
@@ -66,6 +60,18 @@ def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None)
             new = box.copy()
             _shade(new, d2, None, scene, i)
         np.copyto(box, new, where=covered(d2, rad[i]))
+
+
+def box_views(planes, position, ids, bounds, cx, cy, progress, done, stop):
+    """Each circle of ``ids`` whose pixel box is not empty, in order: (its index, the squared
+    distances (dy*dy) + (dx*dx) over its box, the planes' view of the box). Every 256 circles
+    the progress bar moves on and ``stop`` (a threading.Event, or None) may end the walk."""
+    x0, x1, y0, y1 = (b[ids].tolist() for b in bounds)
+    for k, i in enumerate(ids.tolist()):
+        if x0[k] < x1[k] and y0[k] < y1[k]:
+            dx = position[i, 0] - cx[x0[k]:x1[k]]
+            dy = position[i, 1] - cy[y0[k]:y1[k]]
+            yield i, (dy * dy)[:, None] + (dx * dx)[None, :], planes[:, y0[k]:y1[k], x0[k]:x1[k]]
         if k % 256 == 0:
             if stop is not None and stop.is_set():
                 return
@@ -103,7 +109,7 @@ def by_rank(pix: np.ndarray) -> list[np.ndarray]:
     rank[by_pixel] = np.arange(n) - group_start
     ordered = np.sort((rank << shift) | np.arange(n, dtype=np.int64)) & low
     cuts = np.searchsorted(rank[ordered], np.arange(rank.max() + 2))
-    return [ordered[lo:hi] for lo, hi in zip(cuts[:-1], cuts[1:])]
+    return [ordered[lo:hi] for lo, hi in itertools.pairwise(cuts)]
 
 
 def _render_pairs(planes, scene, ids, bounds, cx, cy):
@@ -200,7 +206,7 @@ def in_bands(band_work, planes, bounds, cy, bar, threads: int | None) -> None:
     threads = max(1, min(threads or os.cpu_count() or 1, height))
     edges = np.linspace(0, height, threads + 1).astype(int)
     jobs = []
-    for t, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+    for t, (lo, hi) in enumerate(itertools.pairwise(edges)):
         band_bounds = (x0, x1, np.clip(y0 - lo, 0, hi - lo).astype(np.int32),
                        np.clip(y1 - lo, 0, hi - lo).astype(np.int32))
         jobs.append((planes[:, lo:hi], band_bounds, cy[lo:hi], bar if t == 0 else None))
@@ -227,7 +233,8 @@ class CpuRenderer:
 
     def __init__(self, progress: bool = False, threads: int | None = None):
         self.progress, self.threads = progress, threads
-        self.scene = self.planes = None
+        self.scene: Scene | None = None
+        self.planes: np.ndarray | None = None
 
     def load(self, scene: Scene, width: int, height: int) -> None:
         self.scene, self.width, self.height = scene.copy(), width, height
@@ -239,27 +246,33 @@ class CpuRenderer:
             self._clear = np.ascontiguousarray(clear_rows(height, scene.shading).T)  # (4, H)
 
     def clear(self) -> None:
+        assert self.planes is not None, "load() first"
         self.planes[...] = self._clear[:, :, None]
 
     def advance(self) -> None:
+        assert self.scene is not None, "load() first"
         advance(self.scene)
 
     def render(self) -> None:
-        if self.scene.drawing is not None:
+        scene, planes = self.scene, self.planes
+        assert scene is not None and planes is not None, "load() first"
+        if scene.drawing is not None:
             from circle_render.cpu.reference_drawing import render_drawing
-            render_drawing(self.scene, self.planes, self.width, self.height, 0, self.progress, self.threads)
+            render_drawing(scene, planes, self.width, self.height, 0, self.progress, self.threads)
         else:
-            render_planes(self.scene, self.planes, self.progress, self.threads)
+            render_planes(scene, planes, self.progress, self.threads)
 
     def synchronize(self) -> None:
         pass
 
     def get_image(self) -> np.ndarray:
         """(H, W, 4) float32, row 0 at the bottom (a drawing: straight colour and alpha)."""
-        if self.scene.drawing is not None:
+        scene, planes = self.scene, self.planes
+        assert scene is not None and planes is not None, "load() first"
+        if scene.drawing is not None:
             from circle_render.cpu.reference_drawing import finish
-            return finish(self.planes, self.scene.drawing)
-        return np.ascontiguousarray(np.moveaxis(self.planes, 0, 2))
+            return finish(planes, scene.drawing)
+        return np.ascontiguousarray(np.moveaxis(planes, 0, 2))
 
 
 def reference_image(scene: Scene, width: int, height: int, rows: tuple[int, int] | None = None,

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from circle_render.constants import AA_INK, AA_PI, PIXEL_CENTRE
-from circle_render.cpu.reference import PAIR_BUDGET, _pairs, by_rank, in_bands, split_runs
+from circle_render.cpu.reference import PAIR_BUDGET, _pairs, box_views, by_rank, in_bands, split_runs
 from circle_render.cpu.shading import clear_rows, snow_alpha_color
 from circle_render.drawing.paint import Drawing
 from circle_render.progress import Progress
@@ -165,22 +165,9 @@ def finish(planes: np.ndarray, drawing: Drawing) -> np.ndarray:
 def _boxes(planes: np.ndarray, p: Prepared, ids: np.ndarray, bounds: tuple, cx: np.ndarray, cy: np.ndarray,
            bar: Progress | None, stop: Any) -> None:
     """Circles ``ids`` one by one, each over its whole pixel box."""
-    x0, x1, y0, y1 = (b[ids].tolist() for b in bounds)
-    pos = p.scene.position
-    for k, i in enumerate(ids.tolist()):
-        if x0[k] >= x1[k] or y0[k] >= y1[k]:
-            continue
-        dx = pos[i, 0] - cx[x0[k]:x1[k]]
-        dy = pos[i, 1] - cy[y0[k]:y1[k]]
-        d2 = (dy * dy)[:, None] + (dx * dx)[None, :]
-        box = planes[:, y0[k]:y1[k], x0[k]:x1[k]]
+    for i, d2, box in box_views(planes, p.scene.position, ids, bounds, cx, cy, bar, int(ids[0]), stop):
         for alpha, color in p.layers(i, d2):
             blend_over(box, alpha, color)
-        if k % 256 == 0:
-            if stop is not None and stop.is_set():
-                return
-            if bar is not None:
-                bar.update(i)
 
 
 def _batch(planes: np.ndarray, p: Prepared, ids: np.ndarray, bounds: tuple, cx: np.ndarray,

@@ -38,12 +38,13 @@ from __future__ import annotations
 import io
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from circle_render.constants import FLAT_ALPHA
 from circle_render.drawing.paint import Drawing
-from circle_render.drawing.values import field_problem, one_color
+from circle_render.drawing.values import Color, field_problem, one_color
 from circle_render.errors import UserError
 from circle_render.limits import MAX_ABS, MIN_RADIUS, value_problem
 from circle_render.scenes.scene import FLAT, SNOW, Scene
@@ -178,7 +179,7 @@ def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
                                ndmin=2)
         ok = (table.shape == (count, len(names)) and np.isfinite(table).all()
               and (np.abs(table) <= MAX_ABS).all() and (table[:, radius] >= np.float32(MIN_RADIUS)).all()
-              and all((0 <= table[:, names.index(f)]).all() and (table[:, names.index(f)] <= 1).all()
+              and all((table[:, names.index(f)] >= 0).all() and (table[:, names.index(f)] <= 1).all()
                       for f in ("alpha", "edge_alpha") if f in names)
               and ("edge_width" not in names or (table[:, names.index("edge_width")] >= 0).all()))
     except ValueError:
@@ -212,10 +213,10 @@ def _header(path, text: str):
     raise SceneFileError(path, lineno + 1, f"truncated: the header has no {wanted[0]} line")
 
 
-def _header_2(path, text: str):
+def _header_2(path: Path | str, text: str) -> tuple[str, Color | None, bool, tuple[str, ...], int, int]:
     """The version 2 header: (shading, background, antialias, columns, count, first circle
     line), checked; keyed lines after the magic in any order, each once, ``count`` last."""
-    found: dict = {}
+    found: dict[str, Any] = {}
     lineno, seen_magic = 0, False
     for lineno, line in enumerate(io.StringIO(text), 1):
         body = _content(line)
@@ -242,7 +243,7 @@ def _header_2(path, text: str):
     raise SceneFileError(path, lineno + 1, "truncated: the header has no count line")
 
 
-def _header_value(path, lineno: int, key: str, values: list[str]):
+def _header_value(path: Path | str, lineno: int, key: str, values: list[str]) -> Any:
     """One version 2 header line's value, checked."""
     text = " ".join(values)
     if key == "shading":
@@ -270,7 +271,8 @@ def _header_value(path, lineno: int, key: str, values: list[str]):
         raise SceneFileError(path, lineno, str(e)) from None
 
 
-def _drawing(table: np.ndarray, columns: tuple, shading: str, background, antialias: bool) -> Drawing | None:
+def _drawing(table: np.ndarray, columns: tuple[str, ...], shading: str, background: Color | None,
+             antialias: bool) -> Drawing | None:
     """The drawing of a version 2 file's circles; None where the course draws the same picture."""
     n = table.shape[0]
     rgba = np.empty((n, 4), dtype=np.float32)
@@ -291,7 +293,7 @@ def load_scene(path: str | Path) -> Scene:
     return parse_scene(_read_text(path), path.stem or "scene", path)
 
 
-def parse_scene(text: str, name: str, path="scene") -> Scene:
+def parse_scene(text: str, name: str, path: Path | str = "scene") -> Scene:
     """A scene file's text as a still Scene; ``path`` names the file in error messages."""
     first = _first_content(text)
     if " ".join(first.split()) == MAGIC_2:
@@ -367,7 +369,7 @@ def circles_2_text(scene: Scene) -> str:
     d = scene.drawing
     assert d is not None
     parts = [scene.position, scene.radius[:, None], d.rgba[:, :3]]
-    columns = CIRCLES_FIELDS
+    columns: tuple[str, ...] = CIRCLES_FIELDS
     if scene.shading != SNOW:
         parts.append(d.rgba[:, 3:])
         columns += ALPHA_FIELDS

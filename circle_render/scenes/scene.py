@@ -27,7 +27,7 @@ class Scene:
     extra: dict = field(default_factory=dict)  # per-scene animation state (e.g. spark start points)
     drawing: Drawing | None = None  # the drawing options (docs/drawing.md); None for the course's scenes
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         n = len(self.radius)
         self.position = np.ascontiguousarray(self.position, dtype=np.float32).reshape(n, 3)
         self.radius = np.ascontiguousarray(self.radius, dtype=np.float32).reshape(n)
@@ -42,8 +42,9 @@ class Scene:
     def n(self) -> int:
         return len(self.radius)
 
-    def copy(self) -> "Scene":
+    def copy(self) -> Scene:
+        velocity = None if self.velocity is None else self.velocity.copy()   # never None once made
         return Scene(self.name, self.position.copy(), self.radius.copy(), self.color.copy(),
-                     self.velocity.copy(), self.shading, self.animation,
+                     velocity, self.shading, self.animation,
                      {k: np.copy(v) for k, v in self.extra.items()},
                      None if self.drawing is None else self.drawing.copy())
