@@ -10,12 +10,12 @@ picture), with each renderer in --renderers (default: those that draw the option
 libraries draw with benchmarks/cpu_peers.py's code, one whole picture from a blank one; with
 anti-aliasing on, only those that anti-alias (pycairo at its default tolerance, 0.1 px, and at
 0.01 px). Times: the min over --runs, host clock. Pictures: each compared at 8 bits with
-circle-render's -r cpu picture (the reference): the largest difference (0..1) and the pixels
-with a channel off by more than 0.1. Writes benchmarks/results/api-peers-COMMIT.json (-o).
+the reference renderer's picture (--reference, -r cpu by default): the largest difference (0..1)
+and the pixels with a channel off by more than 0.1. Writes benchmarks/results/api-peers-COMMIT.json (-o).
 
     python3 -m pip install ".[peers]"
     python3 -m benchmarks api-peers [--cases rand10k@1024,rand100k@1024,rand1M@1024,rand100k@4096]
-        [--alphas half,per-circle] [--aa off,on] [--renderers cpu,cpu-fast] [--runs 3]
+        [--alphas half,per-circle] [--aa off,on] [--renderers cpu,cpu-fast] [--runs 3] [--reference cpu]
 """
 from __future__ import annotations
 
@@ -95,14 +95,14 @@ def peers_for(antialias: bool) -> dict:
     return out
 
 
-def measure(s, n: int, renderers: list[str], runs: int) -> tuple[dict, str | None]:
-    """One case: each renderer's and library's time and picture against -r cpu's, and the
-    fastest library (pycairo at 0.01 px is a picture, not a contender)."""
+def measure(s, n: int, renderers: list[str], runs: int, reference: str) -> tuple[dict, str | None]:
+    """One case: each renderer's and library's time and picture against the reference
+    renderer's, and the fastest library (pycairo at 0.01 px is a picture, not a contender)."""
     row: dict = {}
-    ref = wall_times(lambda: ours(s, n, "cpu"), runs if "cpu" in renderers else 1)
-    timed = {"cpu": ref} if "cpu" in renderers else {}
+    ref = wall_times(lambda: ours(s, n, reference), runs if reference in renderers else 1)
+    timed = {reference: ref} if reference in renderers else {}
     for r in renderers:
-        if r != "cpu":
+        if r != reference:
             timed[r] = wall_times(lambda r=r: ours(s, n, r), runs)
     for r, t in timed.items():
         row[f"circle-render/{r}"] = {"s": t.min / 1e3, **compared(t.result, ref.result)}
@@ -126,13 +126,15 @@ def main() -> None:
     usable = [r for r in drawers() if r != "cuda" or gpu_available()]
     ap.add_argument("--renderers", default=",".join(usable), help="circle-render renderers timed")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--reference", default="cpu", help="the renderer whose picture the others are compared with "
+                    "(cpu, the ground truth; cpu-fast once bit-identical to it, for large cases)")
     ap.add_argument("-o", "--output")
     a = ap.parse_args()
     renderers = a.renderers.split(",")
     record = {"commit": current_commit(), "host": platform.node(), "cpus": os.cpu_count(), "runs": a.runs,
               "method": "one whole picture per call, host clock, min over runs; circle-render: render() with "
                         "the options; libraries: benchmarks/cpu_peers.py; differences against -r cpu at 8 bits",
-              "off_by": OFF_BY, "renderers": renderers,
+              "off_by": OFF_BY, "renderers": renderers, "reference": a.reference,
               "missing": sorted(set(cpu_peers.PER_CIRCLE_ALPHA) - set(peers_for(False))), "cases": {}}
     ours(circles("rgb", "half", True), 8, "cpu")                 # first call: imports, compiles
     for case in a.cases.split(","):
@@ -142,7 +144,7 @@ def main() -> None:
             for aa in a.aa.split(","):
                 s = circles(name, alphas, aa == "on")
                 key = f"{name}@{n} alpha={alphas} aa={aa}"
-                row, fastest = measure(s, n, renderers, a.runs)
+                row, fastest = measure(s, n, renderers, a.runs, a.reference)
                 record["cases"][key] = {"fastest_library": fastest, "results": row}
                 save(record, a.output)
                 print(key, flush=True)

@@ -19,7 +19,7 @@ from circle_render import registry
 from circle_render.cpu.reference_drawing import drawing_image
 from circle_render.cpu.shading import clear_image
 from circle_render.drawing import DATA, LOWER, Drawing, Placement, Style
-from circle_render.drawing.support import drawing_renderer
+from circle_render.drawing.support import drawing_renderer, draws_drawings, renderer_class
 from circle_render.drawing.values import number_array
 from circle_render.interface import Renderer
 from circle_render.limits import MAX_SIDE, values_problem
@@ -86,7 +86,7 @@ def render(positions: Any, radii: Any, colors: Any, width: int, height: int, ren
     xyz, r = place.place(pos, rad)
     drawing = Drawing.build(n, shading, colors, alpha, edge_color, edge_width, style, place)
     scene = Scene("circles", xyz, r, drawing.rgba[:, :3], shading=shading)
-    if drawing.course_equivalent(shading) and (shading == FLAT or width == height):
+    if drawing.course_equivalent(shading) and _course_path(shading, renderer, width, height):
         return place.orient(_course_picture(scene, renderer, width, height))
     scene.drawing = drawing
     name = drawing_renderer(renderer)
@@ -108,10 +108,19 @@ def _draw(r: Renderer, scene: Scene, width: int, height: int) -> np.ndarray:
     return np.ascontiguousarray(r.get_image())
 
 
+def _course_path(shading: str, renderer: str, width: int, height: int) -> bool:
+    """Whether a course-equivalent picture is drawn by the course's path: always on a square
+    picture; on another, by a renderer without a drawing path (the S x S picture cropped,
+    S^2 pixels of memory: until every renderer draws drawings), and never for snow, whose
+    clear runs over the picture's own rows."""
+    if width == height:
+        return True
+    return shading == FLAT and not draws_drawings(renderer_class(registry.resolve(renderer)))
+
+
 def _course_picture(scene: Scene, renderer: str, width: int, height: int) -> np.ndarray:
     """A course-equivalent picture (docs/drawing.md, "The defaults") by the course's path on
-    any renderer: on the S x S picture, cropped to the W x H corner; output alpha 1. (Snow's
-    clear runs over the picture's own rows, so a non-square snow picture is a drawing.)"""
+    any renderer: on the S x S picture, cropped to the W x H corner; output alpha 1."""
     side = max(width, height)
     name = registry.resolve(renderer)
     r = registry.create(name, **_quiet(name))

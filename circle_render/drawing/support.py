@@ -20,7 +20,8 @@ def draws_drawings(renderer: object) -> bool:
     return bool(getattr(renderer, "draws_drawings", False))
 
 
-def _class(name: str) -> type:
+def renderer_class(name: str) -> type:
+    """A built-in renderer's class, without making one."""
     info = registry.RENDERERS[name]
     cls: type = getattr(importlib.import_module(info.module), info.cls)
     return cls
@@ -28,7 +29,7 @@ def _class(name: str) -> type:
 
 def drawers() -> list[str]:
     """The built-in renderers that draw drawings, fastest first."""
-    return [name for name in FASTEST_FIRST if draws_drawings(_class(name))]
+    return [name for name in FASTEST_FIRST if draws_drawings(renderer_class(name))]
 
 
 def drawing_renderer(name: str) -> str:
@@ -40,7 +41,7 @@ def drawing_renderer(name: str) -> str:
     if name == "auto":
         usable = [d for d in drawers() if not registry.RENDERERS[d].needs_gpu or gpu_available()]
         return usable[0]
-    if name in registry.RENDERERS and not draws_drawings(_class(name)):
+    if name in registry.RENDERERS and not draws_drawings(renderer_class(name)):
         raise DrawingUnsupported(f"renderer {name!r} does not draw the drawing options (alpha, background, "
                                  f"anti-aliasing, outlines, non-square pictures) yet; accepted: "
                                  f"{', '.join(['auto', *drawers()])}")
