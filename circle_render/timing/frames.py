@@ -1,10 +1,17 @@
-"""Running frames the course's way: clear, advance, render, each timed with a synchronize."""
+"""Running frames the course's way: clear, advance, render, each timed with a synchronize.
+
+``run_frames`` and ``course_time`` time exactly the frames they are asked for, frame 0 included,
+as the course's checker does (``render check`` relies on that). ``warm_up`` is the untimed frame
+that ``render SCENE -b`` and ``render bench`` run first, on a renderer of its own, so that what
+only the first frame in a process pays (loading compiled code, starting threads, a GPU's first
+launches) is left out of the frames they time.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
-from circle_render.timing.timer import wall_times
+from circle_render.timing.timer import Stopwatch, wall_times
 
 
 @dataclass
@@ -67,6 +74,20 @@ def course_time(factory: Callable[[], object], scene, size: int, frames=(0, 4), 
         if best is None or phases["total"] < best["total"]:
             best = phases
     return best, totals
+
+
+def warm_up(factory: Callable[[], Any], scene, size: int) -> float:
+    """One untimed frame (load, clear, advance, render, synchronize) of a copy of ``scene`` at
+    ``size`` on a fresh renderer from ``factory()``, which is then dropped; its seconds."""
+    with Stopwatch() as watch:
+        r = factory()
+        r.load(scene.copy(), size, size)
+        r.clear()
+        r.advance()
+        r.render()
+        synchronize(r)
+        del r
+    return watch.s
 
 
 def synchronize(renderer) -> None:
