@@ -153,3 +153,19 @@ def test_the_plot_of_a_gpu_record_has_the_course_beside_it(tmp_path):
     blue = np.all(rgb == (40, 110, 200), axis=-1).any(axis=1).sum()
     orange = np.all(rgb == (200, 120, 40), axis=-1).any(axis=1).sum()
     assert blue >= rows * 10 and orange >= rows * 10               # a bar of each per scene
+
+
+@pytest.mark.gpu
+def test_bench_on_the_gpu_gives_kernel_times_and_the_course_beside_them(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "--scenes", "rgb,snowsingle", "-s", "1024", "--runs", "1",
+                  "-o", str(tmp_path / "r.json"), "--plot", str(tmp_path / "p.png"), "-q"])
+    out, err = capsys.readouterr()
+    assert e.value.code == 0 and err == "", err
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["renderer"] == "cuda" and record["on_gpu"] is True and record["device"] == record["gpu"]
+    for entry in record["scenes"].values():
+        assert 0 < entry["render_kernel_ms"] and 0 < entry["total_ms"] < entry["warmup_ms"]
+    assert "kernel ms" in out.splitlines()[2] and "CUDA events around render() alone" in out
+    with Image.open(tmp_path / "p.png") as im:
+        assert im.format == "PNG"
