@@ -6,18 +6,18 @@ import functools
 INSTALL_HINT = "install it with pip install 'circle-render[cuda13]' (or [cuda12]; in a checkout: '.[cuda13]')"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe() -> tuple[bool, str, str]:
     """(usable, reason, the reason in a few words): a GPU is usable when CuPy imports and can
     see a device."""
     try:
         import cupy
-    except Exception as e:  # ImportError, or a broken CUDA install
+    except Exception as e:  # noqa: BLE001  (ImportError, or any error of a broken CUDA install)
         return False, f"CuPy is not installed ({type(e).__name__}); {INSTALL_HINT}", "CuPy is not installed"
     try:
         if not cupy.is_available() or cupy.cuda.runtime.getDeviceCount() < 1:
             return False, "no CUDA GPU is visible", "no CUDA GPU is visible"
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001  (a driver or runtime error of any kind: no usable GPU)
         return False, f"no usable CUDA GPU ({type(e).__name__}: {e})", f"CUDA failed: {type(e).__name__}"
     return True, "ok", "ok"
 

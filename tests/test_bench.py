@@ -165,7 +165,7 @@ def test_bench_on_the_gpu_gives_kernel_times_and_the_course_beside_them(tmp_path
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["renderer"] == "cuda" and record["on_gpu"] is True and record["device"] == record["gpu"]
     for entry in record["scenes"].values():
-        assert 0 < entry["render_kernel_ms"] and 0 < entry["total_ms"] < entry["warmup_ms"]
+        assert entry["render_kernel_ms"] > 0 and 0 < entry["total_ms"] < entry["warmup_ms"]
     assert "kernel ms" in out.splitlines()[2] and "CUDA events around render() alone" in out
     with Image.open(tmp_path / "p.png") as im:
         assert im.format == "PNG"

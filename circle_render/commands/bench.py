@@ -25,11 +25,13 @@ def default_output(renderer_name: str, size: int) -> Path:
         return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-")
     machine = (gpu_name() or "gpu") if registry.needs_gpu(renderer_name) else "cpu"
     commit = source_commit()
-    name = f"{slug(machine)}-{slug(registry.display_name(renderer_name))}-{size}-{__version__}" + (f"-{commit[:10]}" if commit else "") + ".json"
+    name = (f"{slug(machine)}-{slug(registry.display_name(renderer_name))}-{size}-{__version__}"
+            + (f"-{commit[:10]}" if commit else "") + ".json")
     return (RESULTS if RESULTS.is_dir() else Path(".")) / name
 
 
-def bench_command(renderer_name, scenes, size, runs, output, plot=None, quiet=False) -> None:
+def bench_command(renderer_name: str, scenes: str, size: int, runs: int, output: str | None,
+                  plot: str | None = None, quiet: bool = False) -> None:
     """Time every scene (course method; CUDA events too on a GPU), print a table, write the
     record and its plot (beside the record unless ``plot`` names the PNG)."""
     from circle_render.timing.bench import format_table, run_bench, write_record

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from circle_render import registry
 from circle_render.display.rgba8 import frame_rgba8
 from circle_render.errors import UserError
 from circle_render.progress import notice
-from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.scenes import SCENE_NAMES, Scene, make_scene
 from circle_render.timing.frames import synchronize
 
 HELP = (("q / Esc", "quit"), ("p / space", "pause or resume"), ("+ / =", "one frame (when paused)"),
@@ -44,7 +45,7 @@ class ViewerError(UserError):
 class ViewerState:
     """Everything the viewer does except drawing. ``scenes`` are (name, make) pairs."""
 
-    scenes: list[tuple[str, Callable[[], object]]]
+    scenes: list[tuple[str, Callable[[], Scene]]]
     renderers: list[str]
     size: int
     index: int = 0
@@ -57,10 +58,10 @@ class ViewerState:
     screenshot_requested: bool = False
     frame: int = 0                        # frames rendered since the scene was loaded
     shown: int = 0                        # frames shown in all
-    times: dict = field(default_factory=lambda: {p: 0.0 for p in PHASES})
+    times: dict = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     fps: float = 0.0
     pixels: np.ndarray | None = None      # the last frame, (size, size, 4) uint8, row 0 at the bottom
-    renderer: object = None
+    renderer: Any = None                  # the current renderer (interface.py), after load()
     first_shown_at: float = 0.0
     _last: float = 0.0
 
@@ -75,8 +76,9 @@ class ViewerState:
     def load(self) -> None:
         """(Re)load the current scene into a fresh current renderer; animation restarts."""
         kwargs = {"progress": False} if self.renderer_name == "cpu" else {}
-        self.renderer = registry.create(self.renderer_name, **kwargs)
-        self.renderer.load(self.scenes[self.index][1](), self.size, self.size)
+        r = registry.create(self.renderer_name, **kwargs)
+        r.load(self.scenes[self.index][1](), self.size, self.size)
+        self.renderer = r
         self.frame = 0
 
     def key(self, name: str) -> None:
@@ -159,19 +161,23 @@ def available_renderers(first: str) -> list[str]:
     """The renderers ``r`` cycles through: cpu-fast, cpu, and every CUDA renderer where a GPU is usable
     (the starter too, to see what breaking the rules looks like); ``first`` first."""
     from circle_render.gpu import gpu_available
-    names = ["cpu-fast", "cpu"] + ([n for n, info in registry.RENDERERS.items() if info.needs_gpu] if gpu_available() else [])
+    gpu_renderers = [n for n, info in registry.RENDERERS.items() if info.needs_gpu] if gpu_available() else []
+    names = ["cpu-fast", "cpu", *gpu_renderers]
     if first not in names:
         names.insert(0, first)
     return [first] + [n for n in names if n != first]
 
 
-def viewer_scenes(first_name: str, first_make: Callable[[], object], seed: int):
+def viewer_scenes(first_name: str, first_make: Callable[[], Scene],
+                  seed: int) -> tuple[list[tuple[str, Callable[[], Scene]]], int]:
     """(scenes, index of the one asked for): the course's scenes in their order, which
     left/right walk through; a scene file goes in front of them."""
-    scenes = [(n, (lambda n=n: make_scene(n, seed))) for n in SCENE_NAMES]
+    def maker(name: str) -> Callable[[], Scene]:
+        return lambda: make_scene(name, seed)
+    scenes = [(n, maker(n)) for n in SCENE_NAMES]
     if first_name in SCENE_NAMES:
         return scenes, SCENE_NAMES.index(first_name)
-    return [(first_name, first_make)] + scenes, 0
+    return [(first_name, first_make), *scenes], 0
 
 
 def check_display() -> None:
@@ -250,8 +256,8 @@ class TextBox:
 def stats_template() -> list[str]:
     """The ``f`` overlay's lines at their widest (a long scene and renderer name, five-digit
     times), for its font size; a longer scene file name is cut at the window's edge."""
-    widest = ViewerState([("bouncingballs", lambda: None)], ["cuda-starter"], 16384)
-    widest.times = {p: 88888.0 for p in PHASES}
+    widest = ViewerState([("bouncingballs", lambda: make_scene("bouncingballs"))], ["cuda-starter"], 16384)
+    widest.times = dict.fromkeys(PHASES, 88888.0)
     widest.fps, widest.frame, widest.paused = 8888.8, 888888, True
     return widest.stats_lines()
 
@@ -275,26 +281,27 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
         pyglet.options["vsync"] = False
         from pyglet import gl
         from pyglet.window import key as keys
-        config = gl.Config(red_size=8, green_size=8, blue_size=8, alpha_size=8, double_buffer=True)
+        template: Any = gl.Config           # a template config, instantiable (mypy sees an abstract class)
+        config = template(red_size=8, green_size=8, blue_size=8, alpha_size=8, double_buffer=True)
         screen = pyglet.display.get_display().get_default_screen()
         scale = min(1.0, 0.9 * screen.width / state.size, 0.9 * screen.height / state.size)
         side = max(1, int(state.size * scale))
         window = pyglet.window.Window(side, side, caption="circle-render", resizable=True,
                                       config=config, vsync=False)
-    except Exception as e:          # no X server, no GLX, no OpenGL 3.3 context
+    except Exception as e:  # noqa: BLE001  (no X server, no GLX, no OpenGL 3.3 context: pyglet's many kinds)
         raise ViewerError(f"cannot open a window: {type(e).__name__}: {' '.join(str(e).split())}") from None
     names = {keys.Q: "q", keys.ESCAPE: "escape", keys.P: "p", keys.SPACE: "space",
              keys.PLUS: "plus", keys.EQUAL: "equal", keys.NUM_ADD: "plus", keys.LEFT: "left",
              keys.RIGHT: "right", keys.R: "r", keys.S: "s", keys.F: "f", keys.H: "h"}
 
     @window.event
-    def on_key_press(symbol, modifiers):
+    def on_key_press(symbol: int, modifiers: int) -> bool:
         if symbol in names:
             state.key(names[symbol])
         return pyglet.event.EVENT_HANDLED      # Esc must not close the window behind our back
 
     @window.event
-    def on_close():
+    def on_close() -> None:
         state.quit = True
 
     texture = pyglet.image.Texture.create(state.size, state.size)
@@ -302,11 +309,11 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
     help_box = TextBox(state.help_lines(), (255, 255, 255, 255))
     state.load()
     last, scaled_to = None, None
-    while not state.quit:
-        window.dispatch_events()
+    while True:
+        window.dispatch_events()              # may set state.quit (a key, the window closed)
         if state.quit:
             break
-        if state.tick():
+        if state.tick() and state.pixels is not None:
             if texture.width != state.size:
                 texture = pyglet.image.Texture.create(state.size, state.size)
             t0 = time.perf_counter()
@@ -350,7 +357,7 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
     return state
 
 
-def _shot(state: ViewerState, window, side: int) -> np.ndarray:
+def _shot(state: ViewerState, window: Any, side: int) -> np.ndarray:
     """The frame just drawn, at the picture's own size: read back from the window where it is
     shown pixel for pixel (what the screen shows, checked by the tests), else the picture
     itself (the window scales it)."""

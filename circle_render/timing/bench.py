@@ -14,7 +14,9 @@ import json
 import os
 import platform
 import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from circle_render import __version__, registry
 from circle_render.course import stored_times
@@ -48,11 +50,12 @@ def current_commit() -> str:
     return source_commit() or "unknown"
 
 
-def _event_median(step, before, repeats: int) -> float:
+def _event_median(step: Callable[[], object], before: Callable[[], object], repeats: int) -> float:
     return event_times(step, repeats, before=before, idle=False).median
 
 
-def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: int = 20):
+def kernel_time(renderer_name: str, scene: str, size: int, seed: int,
+                repeats: int = 20) -> tuple[float, dict[str, float]]:
     """Median of CUDA-event times (ms) of ``render()`` alone, after a warm-up; and of each
     stage of a renderer that names its stages (``stage_names``, run by ``run_stage``), each
     timed after the stages before it."""
@@ -60,14 +63,16 @@ def kernel_time(renderer_name: str, scene: str, size: int, seed: int, repeats: i
     r.load(make_scene(scene, seed), size, size)
     r.clear(); r.advance(); r.render(); r.synchronize()
     render = _event_median(r.render, r.clear, repeats)
-    stages = {}
+    stages: dict[str, float] = {}
     names = getattr(r, "stage_names", ())
     for k, name in enumerate(names):
-        def before(k=k):
+        def before(k: int = k) -> None:
             r.clear()
             for earlier in names[:k]:
                 r.run_stage(earlier)
-        stages[name] = _event_median(lambda name=name: r.run_stage(name), before, repeats)
+        def stage(name: str = name) -> None:
+            r.run_stage(name)
+        stages[name] = _event_median(stage, before, repeats)
     return render, stages
 
 
@@ -100,8 +105,8 @@ def method_text(on_gpu: bool, runs: int) -> str:
     return course + "; render: that run's Render phase (a CPU renderer: no CUDA events)"
 
 
-def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=3,
-              progress=None) -> dict:
+def run_bench(renderer_name: str = "cuda", scenes: Sequence[str] = SCENE_NAMES, size: int = 1024, seed: int = 0,
+              runs: int = 3, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Time ``scenes`` with ``renderer_name`` (a built-in name, ``auto`` included, or a user's
     spec); the record (a dict, as written to JSON)."""
     if not registry.is_user_spec(renderer_name):
@@ -109,21 +114,23 @@ def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=
     on_gpu = registry.needs_gpu(renderer_name)
     gpu, cpu = gpu_name(), cpu_name()
     ref = stored_times(gpu, "render", size) or {}
-    record = {"gpu": gpu, "cpu": cpu, "cpu_cores": cpu_cores(), "device": gpu if on_gpu else cpu,
+    entries: dict[str, dict[str, Any]] = {}
+    record: dict[str, Any] = {"gpu": gpu, "cpu": cpu, "cpu_cores": cpu_cores(), "device": gpu if on_gpu else cpu,
               "renderer": renderer_name, "renderer_name": registry.display_name(renderer_name),
               "on_gpu": on_gpu, "version": __version__, "commit": current_commit(),
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "host": platform.node(), "size": size, "seed": seed, "frames": "0:4", "runs": runs,
               "method": method_text(on_gpu, runs),
               **({"course_ref": f"the course's binary on {gpu}"} if ref else {}),
-              "scenes": {}}
+              "scenes": entries}
     for name in scenes:
         if progress:
             progress(name)
         scene = make_scene(name, seed)
         warm_ms = 1e3 * warm_up(lambda: registry.create(renderer_name), scene, size)
         phases, totals = frames_course_time(lambda: registry.create(renderer_name), scene, size, runs=runs)
-        entry = {**{f"{k}_ms": v for k, v in phases.items()}, "total_runs_ms": totals, "warmup_ms": warm_ms}
+        entry: dict[str, Any] = {**{f"{k}_ms": v for k, v in phases.items()}, "total_runs_ms": totals,
+                                 "warmup_ms": warm_ms}
         if on_gpu:
             kernel, stages = kernel_time(renderer_name, name, size, seed)
             entry["render_kernel_ms"] = kernel
@@ -131,7 +138,7 @@ def run_bench(renderer_name="cuda", scenes=SCENE_NAMES, size=1024, seed=0, runs=
         if name in ref:
             entry["course_ref_ms"] = ref[name]
             entry["ratio"] = phases["total"] / ref[name]
-        record["scenes"][name] = entry
+        entries[name] = entry
     return record
 
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PIL import ImageFont
 
 OURS, COURSE, INK, GRID = (40, 110, 200), (200, 120, 40), (20, 20, 20), (215, 215, 215)
 
 
-def _font():
+def _font() -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
     """Pillow's own font at a readable size (Pillow >= 10.1 with FreeType), else its bitmap one."""
     from PIL import ImageFont
     try:
@@ -22,7 +26,8 @@ def _font():
         return ImageFont.load_default()
 
 
-def runs_text(runs) -> str:
+def runs_text(runs: int | None) -> str:
+    """How many runs a record's times are the minimum of, in words."""
     return "one run" if runs == 1 else f"min of {runs if runs else '?'} runs"
 
 
