@@ -15,7 +15,7 @@ from circle_render.constants import (
     SNOW_MAX_ALPHA,
     SNOW_RAMP,
 )
-from circle_render.scenes.scene import SNOW
+from circle_render.scenes.scene import SNOW, Scene
 
 f32 = np.float32
 
@@ -101,8 +101,8 @@ def to_rgba_bytes(img: np.ndarray) -> np.ndarray:
     return (rgba * f32(255)).astype(np.uint8)
 
 
-def picture_bytes(img: np.ndarray, scene) -> np.ndarray:
+def picture_bytes(img: np.ndarray, scene: Scene) -> np.ndarray:
     """The 8-bit picture to write for ``scene``: RGBA where its drawing's background is not
     opaque (so the output alpha means something), else RGB as the course writes it."""
-    drawing = getattr(scene, "drawing", None)
+    drawing = scene.drawing
     return to_rgba_bytes(img) if drawing is not None and not drawing.opaque else to_bytes(img)
