@@ -28,6 +28,7 @@ COMMANDS = {
     "viewer": ("viewer_cost.py", "the viewer's GPU cost"),
     "scenefiles": ("scene_files.py", ".par / .circles saving and loading (CPU)"),
     "cpu-peers": ("cpu_peers.py", "cpu-fast against the CPU libraries and -r cpu (CPU)"),
+    "api-peers": ("api_peers.py", "render() with the drawing options against the CPU drawing libraries (CPU)"),
     "cpu-knobs": ("cpu_knobs.py", "same-run A/B of cpu-fast's knobs under each threading layer (CPU)"),
     "gpu-check": ("gpu_check.py", "correctness sweep of a CUDA renderer: sizes, seeds, every scene"),
     "warm-cache": ("warm_reference_cache.py", "fill render check's reference cache, a process per scene (CPU)"),

@@ -9,7 +9,8 @@ import sys
 import click
 
 from circle_render import registry
-from circle_render.cpu.shading import to_bytes
+from circle_render.cpu.shading import picture_bytes, to_bytes
+from circle_render.drawing.support import check_drawer, command_renderer
 from circle_render.errors import UserError
 from circle_render.io.images import (
     OutputError,
@@ -86,6 +87,7 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
     circles = load_scene_arg(scene, seed)
     seed = seed or 0
     out = check_output_path(output) if output is not None else None
+    renderer = command_renderer(renderer, circles, out, interactive)   # a scene file's drawing options
     start, end = frames or (0, 1)
     saved = _scene_to_save(circles, save_to, start) if save_to is not None else None
     if interactive:
@@ -93,6 +95,7 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
         return
     only_save = saved is not None and out is None and frames is None and not check
     r = pick_renderer(renderer, say=not only_save)     # checked even when it will not draw
+    check_drawer(r, circles.drawing)
     if only_save and saved is not None:
         _write_scene(*saved, [])                  # only the file was asked for: no rendering
         return
@@ -123,7 +126,7 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
                     add_gif(to_bytes(img))
                 elif out is not None:
                     path = out if end - start == 1 else frame_path(out, k)
-                    write_image(path, to_bytes(img))
+                    write_image(path, picture_bytes(img, circles))
                     written.append(path)
 
             from circle_render.timing.frames import run_frames
