@@ -172,16 +172,34 @@ def same_gpu(a: str, b: str) -> bool:
     return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
-def stored_times(gpu: str | None, kind: str = "render", size: int | None = None) -> dict[str, float] | None:
-    """The course's reference times (ms) of ``kind`` (render, scan, find_repeats, thrust_scan)
-    measured on exactly this GPU model; None for any other GPU, and for render times at a
-    ``size`` other than MEASURED_SIZE (they were measured there only)."""
-    if gpu is None or (kind == "render" and size is not None and size != MEASURED_SIZE):
+def _gpu_tables(gpu: str | None) -> dict | None:
+    if gpu is None:
         return None
     for model, tables in _ref_data()["gpus"].items():
         if same_gpu(model, gpu):
-            return tables.get(kind)
+            return tables
     return None
+
+
+def stored_times(gpu: str | None, kind: str = "render", size: int | None = None) -> dict[str, float] | None:
+    """The course's reference times (ms) of ``kind`` (render, render_f, scan, find_repeats,
+    thrust_scan) measured on exactly this GPU model; None for any other GPU, and for render
+    times at a ``size`` other than MEASURED_SIZE (they were measured there only)."""
+    if kind.startswith("render") and size is not None and size != MEASURED_SIZE:
+        return None
+    tables = _gpu_tables(gpu)
+    return None if tables is None else tables.get(kind)
+
+
+def stored_render_times(gpu: str | None, size: int) -> tuple[dict[str, float] | None, str]:
+    """(the render times ``render check`` scores against on this GPU and size, or None; how they
+    were measured, for the footer). ``render_f``, the course's binary timed as the course's
+    checker times it (``-f``: a picture written after each frame, as T is timed), is preferred
+    to ``render`` (timed without ``-f``)."""
+    with_output = stored_times(gpu, "render_f", size)
+    if with_output:
+        return with_output, _ref_data().get("render_f_method", "timed as the course's checker times it (-f)")
+    return stored_times(gpu, "render", size), _ref_data().get("render_method", "timed with -b 0:4")
 
 
 @dataclass(frozen=True)
@@ -192,6 +210,7 @@ class Calibration:
     gpu: str
     ratios: dict            # scene -> renderer Total / course binary Total (same method)
     method: str
+    footing: str = ""       # how the two were timed, in a few words (the footer)
 
     def tf(self, scene: str, live_ms: float) -> float:
         return live_ms / self.ratios[scene]
@@ -199,24 +218,57 @@ class Calibration:
 
 def calibration() -> Calibration:
     c = _ref_data()["calibration"]
-    return Calibration(c["renderer"], c["gpu"], dict(c["ratio"]), c["method"])
+    return Calibration(c["renderer"], c["gpu"], dict(c["ratio"]), c["method"], c.get("footing", ""))
+
+
+MAX_TIMES_FILE = 1 << 20          # a --ref-times file is a few hundred bytes; refuse what is not
+
+
+def _refuse_constant(text: str):
+    raise ValueError(f"{text} is not a number of milliseconds")
 
 
 def read_times_file(path: str, scenes_known) -> dict[str, float]:
     """A user's reference times in ms, ``{"rgb": 0.05, ...}`` or ``{"render": {...}}`` (the
-    ``--ref-times`` file); UserError naming the problem otherwise."""
+    ``--ref-times`` file): finite numbers above 0 only (not NaN, Infinity, 1e400 or true);
+    UserError naming the problem otherwise."""
+    from circle_render.check.reference_cache import read_regular
+    what = f"--ref-times {path!r}"
     try:
-        data = json.loads(Path(path).read_text())
+        text = read_regular(Path(path), MAX_TIMES_FILE).decode("utf-8")
+    except FileNotFoundError:
+        raise UserError(f"cannot read {what}: No such file or directory") from None
     except OSError as e:
-        raise UserError(f"cannot read --ref-times {path!r}: {e.strerror or e}") from None
+        raise UserError(f"cannot read {what}: {e.strerror or e}") from None
+    except ValueError as e:                             # not a regular file, too big, not UTF-8
+        raise UserError(f"cannot read {what}: {e}") from None
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_number,
+                          parse_float=_bounded_number)
+    except RecursionError:
+        raise UserError(f"{what} is not valid JSON: nested too deeply") from None
     except ValueError as e:
-        raise UserError(f"--ref-times {path!r} is not valid JSON: {e}") from None
+        raise UserError(f"{what} is not valid JSON: {e}") from None
     if isinstance(data, dict) and isinstance(data.get("render"), dict):
         data = data["render"]
-    if not isinstance(data, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in data.values()):
-        raise UserError(f"--ref-times {path!r} must map scene names to times in ms above 0, "
-                        'e.g. {"rgb": 0.0545}')
+    example = '{"rgb": 0.0545}'
+    if not isinstance(data, dict) or not data:
+        raise UserError(f"{what} must map scene names to times in ms above 0, e.g. {example}")
     unknown = sorted(set(data) - set(scenes_known))
     if unknown:
-        raise UserError(f"--ref-times {path!r} names unknown scene {unknown[0]!r}")
+        raise UserError(f"{what} names unknown scene {unknown[0]!r}")
+    for scene, v in data.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise UserError(f"{what}: the time of {scene!r} must be a finite number of ms above 0, "
+                            f"got {json.dumps(v)[:40]}; e.g. {example}")
     return {k: float(v) for k, v in data.items()}
+
+
+def _bounded_number(text: str) -> float:
+    """A JSON number as a float; ValueError past float's range (1e400) or for 300-digit integers."""
+    if len(text) > 100:
+        raise ValueError(f"the number {text[:20]}... has {len(text)} characters")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range")
+    return value

@@ -69,7 +69,7 @@ def test_cpu_check_prints_the_course_table_and_caches_references(tmp_path):
             "Tf*: the cpu-fast renderer timed live in this run (no GPU)") in p.stdout
     assert "check: [1/2] rgb: reference image, seed 0" in p.stderr and "run 1/1" in p.stderr
     cached = list((tmp_path / "cache" / "reference").glob("rgb-32-0-*.npy"))
-    assert len(cached) == 1 and cached[0].with_suffix(".sha256").is_file()
+    assert len(cached) == 1 and cached[0].with_suffix(".mac").is_file()
     again = check(tmp_path, "-r", "cpu", *FAST)
     assert "reference image, seed 0" not in again.stderr                # served from the cache
     assert "reference image, seed " in again.stderr                     # a new random seed: not

@@ -4,7 +4,7 @@ divided by its ratio to the course's binary; without a GPU the cpu renderer, sai
 import pytest
 
 from circle_render.check import tf as tf_module
-from circle_render.check.plugins import LoadedRenderer
+from circle_render.check.runner import LoadedRenderer
 from circle_render.course import calibration, stored_times
 
 H100, RTX3090 = "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 3090"
@@ -15,7 +15,7 @@ CMU = ["rgb", "rand10k", "rand100k", "pattern", "snowsingle", "biglittle"]
 def on_gpu(monkeypatch):
     """A machine whose GPU is named by the test; renderers are not made (nothing runs)."""
     monkeypatch.setattr(tf_module, "gpu_status", lambda: (True, "ok"))
-    monkeypatch.setattr(tf_module, "load_renderer", lambda spec: LoadedRenderer(spec, spec, None, False))
+    monkeypatch.setattr(tf_module, "load_renderer", lambda spec, *args: LoadedRenderer(spec, spec, False))
 
     def name(gpu):
         monkeypatch.setattr(tf_module, "gpu_name", lambda: gpu)

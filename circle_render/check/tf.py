@@ -7,6 +7,10 @@ ratio to the course's binary (``calibration`` in golden/ref_times.json), so a gr
 same on any GPU, as the course's checker (which times its reference binary live) intends.
 Without a GPU the cpu-fast renderer is timed live, and the footer says plainly that such
 scores are not the course's.
+
+Every Tf is on T's footing: the stored times are the course's binary timed as the course's
+checker times it (``-f``: its picture written to a file after each frame), where that table
+(``render_f``) exists for the GPU; the live ones are timed by the same worker path as T.
 """
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from circle_render.check.plugins import load_renderer
-from circle_render.course import MEASURED_SIZE, calibration, read_times_file, stored_times
+from circle_render.check.sandbox import Isolation
+from circle_render.course import MEASURED_SIZE, calibration, read_times_file, stored_render_times, stored_times
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_name, gpu_status
 from circle_render.scenes import SCENES
@@ -27,7 +32,7 @@ class TfSource:
     """Tf for the scenes of one check, and the footer lines that say where each came from."""
     stored: dict = field(default_factory=dict)        # scene -> ms, used as is
     stored_label: str = ""
-    live: object = None                               # plugins.LoadedRenderer timed live
+    live: object = None                               # runner.LoadedRenderer timed live
     ratios: dict | None = None                        # live time / ratio (calibrated) if set
     live_label: str = ""
     notice: str = ""                                  # said once at the start, if set
@@ -63,8 +68,9 @@ class TfSource:
 
 
 def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, scenes: list[str],
-              size: int) -> TfSource:
-    """The Tf source for ``render check`` (its --ref-times, --baseline and --tf options)."""
+              size: int, isolation: Isolation | None = None) -> TfSource:
+    """The Tf source for ``render check`` (its --ref-times, --baseline and --tf options);
+    ``isolation`` confines a --baseline that is a user's class."""
     given = [n for n, v in (("--ref-times", ref_times), ("--baseline", baseline), ("--tf", mode)) if v]
     if len(given) > 1:
         raise UserError(f"give one of --ref-times, --baseline and --tf, not {' and '.join(given)}")
@@ -75,7 +81,7 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
             raise UserError(f"--ref-times {ref_times!r} has no time for scene {missing[0]!r}")
         return TfSource(stored=stored, stored_label=f"from {ref_times} (--ref-times)")
     if baseline:
-        live = load_renderer(baseline)
+        live = load_renderer(baseline, isolation)
         return TfSource(live=live, live_label=f"the {live.name} renderer timed live in this run "
                                               "(--baseline), not scaled")
     usable, why_not = gpu_status()
@@ -86,12 +92,12 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
             live_label=("the cpu-fast renderer timed live in this run (no GPU): not the "
                         "course's times"))
     gpu = gpu_name()
-    stored = stored_times(gpu, "render", size) if mode != "live" else None
+    stored, how = stored_render_times(gpu, size) if mode != "live" else (None, "")
     stored = {s: t for s, t in (stored or {}).items() if s in scenes}
     cal = calibration()
     source = TfSource(stored=stored, ratios=cal.ratios,
                       stored_label=f"the course's reference binary, stored times for the {gpu} at "
-                                   f"{MEASURED_SIZE}x{MEASURED_SIZE}")
+                                   f"{MEASURED_SIZE}x{MEASURED_SIZE}, {how}")
     lacking = [s for s in scenes if s not in stored]
     if lacking:
         if mode == "live":
@@ -105,5 +111,5 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
         source.live = load_renderer(cal.renderer)
         source.live_label = (f"{cal.renderer} (the course's design) timed live in this run, divided "
                              f"per scene by its ratio to the course's binary on the {cal.gpu} "
-                             f"(circle_render/golden/ref_times.json), because {why}")
+                             f"(circle_render/golden/ref_times.json; {cal.footing}), because {why}")
     return source
