@@ -240,6 +240,18 @@ def par_text(scene: Scene) -> str:
     return buf.getvalue()
 
 
+def _check_par_radii(scene: Scene) -> None:
+    """A .par file keeps six decimals: a radius that would be written as 0.000000 (below
+    5e-7) would not load again, so it is refused here, at save time."""
+    radius = scene.radius.astype(np.float64)
+    small = np.flatnonzero(radius < 1e-6)
+    for i in small:
+        if float(f"{radius[i]:f}") < MIN_RADIUS:
+            raise SceneSaveError(f"circle {int(i)}'s radius {radius[i]:.3g} would be written as "
+                                 f"{radius[i]:f} in a .par file (six decimals) and could not be loaded "
+                                 "again; save the scene as .circles (exact)")
+
+
 def scene_text(scene: Scene, suffix: str) -> str:
     """The text of ``scene`` in the format named by ``suffix``: ``.par`` (the course's, six
     decimals a field) or ``.circles`` (this project's, exact for float32)."""
@@ -247,6 +259,7 @@ def scene_text(scene: Scene, suffix: str) -> str:
         if scene.shading != SNOW:
             raise SceneSaveError(f"a .par file always renders with the snow shading; scene "
                                  f"{scene.name!r} uses {scene.shading!r} shading, so save it as .circles")
+        _check_par_radii(scene)
         return par_text(scene)
     if suffix == CIRCLES:
         table = np.concatenate([scene.position, scene.radius[:, None], scene.color], axis=1)
