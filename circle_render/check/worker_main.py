@@ -89,6 +89,7 @@ class Worker:
         self.factory = None
         self.renderer = None
         self.blank = None
+        self.scenes: dict = {}                    # (scene, seed) -> Scene: made once (snowsingle takes seconds)
 
     def copytest(self) -> bytes:
         """The honest copy of an image of this size, by trusted code: from the GPU as a CuPy
@@ -121,8 +122,12 @@ class Worker:
         from circle_render.scenes import make_scene
         job = json.loads(payload)
         self.renderer = None
+        key = (str(job["scene"]), int(job["seed"]))
+        if key not in self.scenes:
+            self.scenes = {k: v for k, v in self.scenes.items() if k[0] == key[0]}     # a scene's seeds only
+            self.scenes[key] = make_scene(*key)
         r = self.factory()
-        r.load(make_scene(job["scene"], int(job["seed"])), self.size, self.size)
+        r.load(self.scenes[key].copy(), self.size, self.size)
         _synchronize(r)
         self.renderer = r
         return b""
