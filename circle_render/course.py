@@ -232,15 +232,16 @@ def read_times_file(path: str, scenes_known) -> dict[str, float]:
     """A user's reference times in ms, ``{"rgb": 0.05, ...}`` or ``{"render": {...}}`` (the
     ``--ref-times`` file): finite numbers above 0 only (not NaN, Infinity, 1e400 or true);
     UserError naming the problem otherwise."""
-    from circle_render.check.reference_cache import read_regular
     what = f"--ref-times {path!r}"
     try:
-        text = read_regular(Path(path), MAX_TIMES_FILE).decode("utf-8")
-    except FileNotFoundError:
-        raise UserError(f"cannot read {what}: No such file or directory") from None
+        with open(path, "rb") as f:                     # a pipe is fine (<(...)); /dev/zero is too big
+            data = f.read(MAX_TIMES_FILE + 1)
+        if len(data) > MAX_TIMES_FILE:
+            raise ValueError(f"it holds more than {MAX_TIMES_FILE >> 20} MiB")
+        text = data.decode("utf-8")
     except OSError as e:
         raise UserError(f"cannot read {what}: {e.strerror or e}") from None
-    except ValueError as e:                             # not a regular file, too big, not UTF-8
+    except ValueError as e:                             # too big, not UTF-8
         raise UserError(f"cannot read {what}: {e}") from None
     try:
         data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_number,
