@@ -191,15 +191,16 @@ def stored_times(gpu: str | None, kind: str = "render", size: int | None = None)
     return None if tables is None else tables.get(kind)
 
 
-def stored_render_times(gpu: str | None, size: int) -> tuple[dict[str, float] | None, str]:
-    """(the render times ``render check`` scores against on this GPU and size, or None; how they
-    were measured, for the footer). ``render_f``, the course's binary timed as the course's
-    checker times it (``-f``: a picture written after each frame, as T is timed), is preferred
-    to ``render`` (timed without ``-f``)."""
-    with_output = stored_times(gpu, "render_f", size)
-    if with_output:
-        return with_output, _ref_data().get("render_f_method", "timed as the course's checker times it (-f)")
-    return stored_times(gpu, "render", size), _ref_data().get("render_method", "timed with -b 0:4")
+OUTPUT_COST_GPU = "NVIDIA H100 80GB HBM3"
+
+
+def output_costs() -> dict[str, float]:
+    """The course's ``-f`` cost per scene, ms: what writing each frame's picture to a file adds
+    to the course's Total (its checker times with -f). ``render_f`` less ``render`` on the
+    H100, where both were measured (``output_cost`` in ref_times.json says how); at least 0."""
+    tables = _gpu_tables(OUTPUT_COST_GPU) or {}
+    with_f, without = tables.get("render_f", {}), tables.get("render", {})
+    return {s: max(0.0, round(with_f[s] - without[s], 6)) for s in without if s in with_f}
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,6 @@ class Calibration:
     gpu: str
     ratios: dict            # scene -> renderer Total / course binary Total (same method)
     method: str
-    footing: str = ""       # how the two were timed, in a few words (the footer)
 
     def tf(self, scene: str, live_ms: float) -> float:
         return live_ms / self.ratios[scene]
@@ -218,7 +218,7 @@ class Calibration:
 
 def calibration() -> Calibration:
     c = _ref_data()["calibration"]
-    return Calibration(c["renderer"], c["gpu"], dict(c["ratio"]), c["method"], c.get("footing", ""))
+    return Calibration(c["renderer"], c["gpu"], dict(c["ratio"]), c["method"])
 
 
 MAX_TIMES_FILE = 1 << 20          # a --ref-times file is a few hundred bytes; refuse what is not

@@ -1,6 +1,6 @@
 """Running a renderer on one scene for ``render check``, in a worker process (session.py):
 frame 0 at each correctness seed, then the course's timing at the timed seed (timing.py),
-every timed frame's picture compared too. A crash, hang, ``sys.exit``, KeyboardInterrupt, a
+each run's last picture compared too. A crash, hang, ``sys.exit``, KeyboardInterrupt, a
 broken reply or anything else there fails that scene only, with the reason.
 
 A user's class gets a fresh, confined worker per scene (nothing of a lost CUDA context or a
@@ -15,7 +15,7 @@ from typing import Callable
 
 from circle_render.check.sandbox import Isolation, trusted
 from circle_render.check.session import Picture, WorkerError, WorkerSession, WorkerTimeout
-from circle_render.check.timing import FRAMES, FrameRecord, describe_run, run_ms
+from circle_render.check.timing import FRAMES, RunRecord
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,13 @@ class Workers:
 
 
 Judge = Callable[[int, Picture], "str | None"]      # (timed frame, its picture) -> what is wrong
+LAST = FRAMES[1] - 1                                 # the timed frame whose picture is checked
 
 
 def run_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: int, check_seeds: list[int],
               time_seed: int, runs: int, progress, timeout: float, judge: Judge) -> SceneRun:
     """Frame 0 of ``scene`` at each of ``check_seeds`` (a fresh renderer each), then ``runs``
-    course timings at ``time_seed``, each timed frame's picture passed to ``judge``; within
+    course timings at ``time_seed``, each run's last picture passed to ``judge``; within
     ``timeout`` seconds in all."""
     out = SceneRun()
     deadline = time.monotonic() + timeout
@@ -98,20 +99,18 @@ def run_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: int,
         for k in range(runs):
             progress(f"run {k + 1}/{runs}")
             session.load(scene, time_seed, deadline)
-            frames = []
-            for f in range(*FRAMES):
-                frame_ns = session.frame(deadline)
-                image_ns, meta = session.image(deadline)
-                picture = session.picture(meta)
-                again_ns, _ = session.image(deadline)
-                frames.append(FrameRecord(frame_ns, image_ns, again_ns))
-                wrong = judge(f, picture)
-                if wrong:
-                    out.failure = f"timed run {k + 1}, frame {f}: {wrong}"
-                    return out
-            out.runs_ms.append(run_ms(frames, channel.echo_ns, channel.copy_ns))
-            out.log.append(f"run {k + 1}: per-frame Total {out.runs_ms[-1]:.4f} ms = mean of "
-                           f"{describe_run(frames, channel.echo_ns, channel.copy_ns)}")
+            frames = tuple(session.frame(deadline) for _ in range(*FRAMES))
+            image_ns, meta = session.image(deadline)
+            picture = session.picture(meta)
+            again_ns, _ = session.image(deadline)
+            record = RunRecord(frames, image_ns, again_ns)
+            wrong = judge(LAST, picture)
+            if wrong:
+                out.failure = f"timed run {k + 1}, frame {LAST}: {wrong}"
+                return out
+            out.runs_ms.append(record.total_ms(channel.echo_ns, channel.copy_ns))
+            out.log.append(f"run {k + 1}: per-frame Total {out.runs_ms[-1]:.4f} ms = "
+                           f"{record.describe(channel.echo_ns, channel.copy_ns)}")
     except WorkerTimeout:
         out.failure = f"timed out after {timeout:g} s (--scene-timeout)"
     except WorkerError as e:

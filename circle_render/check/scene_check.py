@@ -1,5 +1,5 @@
 """Checking one scene for ``render check``: correctness against the reference, the course's
-timing (every timed frame's picture compared too), the score, the log and the picture of the
+timing (each run's last picture compared too), the score, the log and the picture of the
 mismatches. The renderer runs in a worker process (runner.py); the reference images, the
 comparisons and the score stay here, in the checker's process."""
 from __future__ import annotations
@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from circle_render.check.reference_cache import reference_frame, reference_version
-from circle_render.check.runner import LoadedRenderer, Workers, run_scene
+from circle_render.check.runner import LAST, LoadedRenderer, Workers, run_scene
 from circle_render.check.session import Picture
-from circle_render.check.timing import FRAMES
 from circle_render.course import compare
 from circle_render.scenes import SCENES
 from circle_render.user_class import image_problem
@@ -50,23 +49,20 @@ def picture_problem(picture: Picture, size: int) -> str | None:
     return image_problem(picture.pixels, shape)
 
 
-def timed_references(scene: str, size: int, seed: int, first: np.ndarray, progress, cache: bool) -> list:
-    """The reference picture of each timed frame: frame 0's for a still scene."""
-    frames = range(*FRAMES)
+def timed_reference(scene: str, size: int, seed: int, first: np.ndarray, progress, cache: bool) -> np.ndarray:
+    """The reference picture of the last timed frame: frame 0's for a still scene."""
     if not SCENES[scene].animated:
-        return [first for _ in frames]
-    return [first if k == 0 else reference_frame(scene, size, seed, progress, cache=cache, frame=k)[0]
-            for k in frames]
+        return first
+    return reference_frame(scene, size, seed, progress, cache=cache, frame=LAST)[0]
 
 
-def judge_timed(references: list):
-    """The check of each timed frame's picture: the course's rule against its reference."""
+def judge_timed(reference: np.ndarray):
+    """The check of a run's last picture: the course's rule against its reference."""
     def judge(frame: int, picture: Picture) -> str | None:
-        size = references[frame].shape[0]
-        problem = picture_problem(picture, size)
+        problem = picture_problem(picture, reference.shape[0])
         if problem:
             return problem
-        result = compare(references[frame], picture.pixels)
+        result = compare(reference, picture.pixels)
         return None if result.passed else f"{result.count} mismatches (more than 5)"
     return judge
 
@@ -84,7 +80,7 @@ def check_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: in
         refs[seed], cached = reference_frame(scene, size, seed, progress, cache=cache and seed == time_seed)
         res.log.append(f"reference image, seed {seed}: {'cache' if cached else 'rendered now'} "
                        f"(version {reference_version()})")
-    timed = timed_references(scene, size, time_seed, refs[time_seed], progress, cache)
+    timed = timed_reference(scene, size, time_seed, refs[time_seed], progress, cache)
     progress("correctness" + (f" (seeds {', '.join(map(str, seeds))})" if len(seeds) > 1 else ""))
     run = run_scene(workers, renderer, scene, size, seeds, time_seed, runs, progress, timeout, judge_timed(timed))
     res.log += run.log
@@ -117,7 +113,7 @@ def baseline_time(workers: Workers, renderer: LoadedRenderer, scene: str, size: 
     """(the course's time of ``renderer`` on ``scene``, min of ``runs``, or None if it failed;
     the failure's reason or ""). Its timed frames are compared as the renderer's are."""
     first, _ = reference_frame(scene, size, seed, progress, cache=cache)
-    timed = timed_references(scene, size, seed, first, progress, cache)
+    timed = timed_reference(scene, size, seed, first, progress, cache)
     run = run_scene(workers, renderer, scene, size, [], seed, runs, progress, timeout, judge_timed(timed))
     if run.failure is not None or not run.runs_ms:
         return None, run.failure or "no time"

@@ -8,9 +8,10 @@ same on any GPU, as the course's checker (which times its reference binary live)
 Without a GPU the cpu-fast renderer is timed live, and the footer says plainly that such
 scores are not the course's.
 
-Every Tf is on T's footing: the stored times are the course's binary timed as the course's
-checker times it (``-f``: its picture written to a file after each frame), where that table
-(``render_f``) exists for the GPU; the live ones are timed by the same worker path as T.
+Every Tf is on T's footing: a live one is timed by the same worker path as T; where Tf is the
+course's (stored, or calibrated), the course's ``-f`` cost (a picture written to a file after
+each frame, which the course's checker times) is added to T and to Tf alike
+(course.output_costs(), check/timing.py says why).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Callable
 
 from circle_render.check.plugins import load_renderer
 from circle_render.check.sandbox import Isolation
-from circle_render.course import MEASURED_SIZE, calibration, read_times_file, stored_render_times, stored_times
+from circle_render.course import MEASURED_SIZE, OUTPUT_COST_GPU, calibration, output_costs, read_times_file, stored_times
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_name, gpu_status
 from circle_render.scenes import SCENES
@@ -37,6 +38,7 @@ class TfSource:
     live_label: str = ""
     notice: str = ""                                  # said once at the start, if set
     used: set = field(default_factory=set)            # "stored" / "live", for the footer
+    output_cost: dict = field(default_factory=dict)   # scene -> the course's -f cost (ms), added to T and Tf
 
     @property
     def live_name(self) -> str:
@@ -45,9 +47,11 @@ class TfSource:
     def tf(self, scene: str, time_live: Callable) -> tuple[float | None, bool, str]:
         """(Tf in ms or None if the live renderer failed, measured live?, where it came from,
         for the scene's log); ``time_live(renderer)`` -> (ms or None, why it failed)."""
+        extra = self.output_cost.get(scene, 0.0)
+        plus = f", plus the course's -f cost {extra:.4f} ms" if extra else ""
         if scene in self.stored:
             self.used.add("stored")
-            return self.stored[scene], False, self.stored_label
+            return self.stored[scene] + extra, False, self.stored_label + plus
         self.used.add("live")
         t, failure = time_live(self.live)
         if t is None:
@@ -55,8 +59,8 @@ class TfSource:
         if self.ratios is None:
             return t, True, f"{self.live_name} timed live: {t:.4f} ms"
         r = self.ratios[scene]
-        return t / r, True, (f"{self.live_name} timed live: {t:.4f} ms, divided by its ratio {r} "
-                             "to the course's binary")
+        return t / r + extra, True, (f"{self.live_name} timed live: {t:.4f} ms, divided by its ratio {r} "
+                                     f"to the course's binary{plus}")
 
     def footer(self) -> str:
         lines = []
@@ -64,6 +68,11 @@ class TfSource:
             lines.append(f"Tf: {self.stored_label}")
         if "live" in self.used:
             lines.append(f"Tf*: {self.live_label}")
+        if self.output_cost and self.used:
+            lines.append("T and Tf include the course's -f cost, as its checker times both with a picture "
+                         "written after each frame: per scene, the binary's Total with -f less without, "
+                         f"on the {OUTPUT_COST_GPU} ({min(self.output_cost.values()):.3f}-"
+                         f"{max(self.output_cost.values()):.3f} ms)")
         return "\n".join(lines)
 
 
@@ -92,12 +101,12 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
             live_label=("the cpu-fast renderer timed live in this run (no GPU): not the "
                         "course's times"))
     gpu = gpu_name()
-    stored, how = stored_render_times(gpu, size) if mode != "live" else (None, "")
+    stored = stored_times(gpu, "render", size) if mode != "live" else None
     stored = {s: t for s, t in (stored or {}).items() if s in scenes}
     cal = calibration()
-    source = TfSource(stored=stored, ratios=cal.ratios,
+    source = TfSource(stored=stored, ratios=cal.ratios, output_cost=output_costs(),
                       stored_label=f"the course's reference binary, stored times for the {gpu} at "
-                                   f"{MEASURED_SIZE}x{MEASURED_SIZE}, {how}")
+                                   f"{MEASURED_SIZE}x{MEASURED_SIZE}")
     lacking = [s for s in scenes if s not in stored]
     if lacking:
         if mode == "live":
@@ -111,5 +120,5 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
         source.live = load_renderer(cal.renderer)
         source.live_label = (f"{cal.renderer} (the course's design) timed live in this run, divided "
                              f"per scene by its ratio to the course's binary on the {cal.gpu} "
-                             f"(circle_render/golden/ref_times.json; {cal.footing}), because {why}")
+                             f"(circle_render/golden/ref_times.json), because {why}")
     return source
