@@ -176,7 +176,7 @@ def test_no_clock_of_its_own_and_no_untimed_drawing_gives_a_time(tmp_path, cheat
     rows = table_rows(p.stdout)
     assert float(rows["rgb"][1]) >= 150, p.stdout          # the checker's clock saw the 200 ms
     assert float(rows["pattern"][1]) >= 80, p.stdout       # get_image()'s 100 ms counted
-    assert "get_image() time beyond an honest copy counts" in p.stdout
+    assert "what the first call takes beyond the second counts against every frame" in p.stdout
 
 
 def test_forged_truncated_late_and_unasked_replies_fail_their_scene(tmp_path, cheats):

@@ -71,10 +71,10 @@ def isolation_for(specs: list[str]) -> Isolation:
 
 def timing_footer(workers: Workers) -> str:
     echo = statistics.median(c.echo_ns for c in workers.channels) / 1e3 if workers.channels else 0.0
-    return ("T (and a live Tf): the checker's own clock around each frame (clear, advance, render, each "
-            f"synchronized) in the renderer's worker, less the channel's echo ({echo:.1f} us); after each "
-            "frame its picture is copied out, as the course's checker writes it (-f), and compared; "
-            "get_image() time beyond an honest copy counts against the frame.")
+    return ("T (and a live Tf): frames 0-3 back to back in the renderer's worker, each timed on the checker's "
+            "own clock (clear, advance, render, each synchronized) less the channel's echo "
+            f"({echo:.1f} us); after each run its picture is taken (get_image(), twice) and compared, and "
+            "what the first call takes beyond the second counts against every frame.")
 
 
 def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_times, baseline, logs,
