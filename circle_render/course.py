@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -82,7 +84,7 @@ class Rules:
 CMU_SCENES = ("rgb", "rand10k", "rand100k", "pattern", "snowsingle", "biglittle")
 RULES = {
     "cmu": Rules("cmu", CMU_SCENES, 2, 10),
-    "cs149": Rules("cs149", CMU_SCENES + ("rand1M", "micro2M"), 2, 7),
+    "cs149": Rules("cs149", (*CMU_SCENES, "rand1M", "micro2M"), 2, 7),
 }
 SCAN_SIZES = {
     "cmu": (10_000, 100_000, 1_000_000, 2_000_000),
@@ -114,7 +116,7 @@ def scan_score(correct: bool, t: float | None, tref: float) -> float:
 RULE = "-" * 73
 
 
-def _row(*cells) -> str:
+def _row(*cells: object) -> str:
     return "| " + " | ".join(f"{c:<15}" for c in cells) + " |"
 
 
@@ -224,11 +226,11 @@ def calibration() -> Calibration:
 MAX_TIMES_FILE = 1 << 20          # a --ref-times file is a few hundred bytes; refuse what is not
 
 
-def _refuse_constant(text: str):
+def _refuse_constant(text: str) -> NoReturn:
     raise ValueError(f"{text} is not a number of milliseconds")
 
 
-def read_times_file(path: str, scenes_known) -> dict[str, float]:
+def read_times_file(path: str, scenes_known: Iterable[str]) -> dict[str, float]:
     """A user's reference times in ms, ``{"rgb": 0.05, ...}`` or ``{"render": {...}}`` (the
     ``--ref-times`` file): finite numbers above 0 only (not NaN, Infinity, 1e400 or true);
     UserError naming the problem otherwise."""

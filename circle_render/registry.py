@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from typing import Any
 
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_available, gpu_status
@@ -46,7 +47,7 @@ def is_user_spec(name: str) -> bool:
     return ":" in name
 
 
-def check_name(name: str, built_in=CHOICES) -> str:
+def check_name(name: str, built_in: tuple[str, ...] = CHOICES) -> str:
     """``name`` if it is one of ``built_in`` or a user's ``module:Class`` spec, else UserError."""
     if name in built_in or is_user_spec(name):
         return name
@@ -79,7 +80,7 @@ def resolve(name: str) -> str:
     return name
 
 
-def create(name: str, **kwargs):
+def create(name: str, **kwargs: Any) -> Any:
     """An instance of built-in renderer ``name`` (``auto`` resolved first), or of a user's
     class named ``module:Class`` or ``path/to/file.py:Class`` (imported into this process, and
     guarded: anything it does wrong is one line naming it, user_class.GuardedRenderer)."""

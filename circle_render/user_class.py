@@ -14,7 +14,10 @@ import importlib
 import importlib.util
 import os
 import sys
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
@@ -22,6 +25,9 @@ from circle_render.errors import UserError
 
 METHODS = ("load", "clear", "advance", "render", "get_image")
 FORMS = "a built-in name, module:Class or path/to/file.py:Class"
+
+
+T = TypeVar("T")
 
 
 class PluginError(UserError):
@@ -51,7 +57,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     return where, cls_name
 
 
-def display_name(cls, spec: str) -> str:
+def display_name(cls: type, spec: str) -> str:
     """The class's own ``name`` if it sets one (printable, at most 64 characters), else its
     class name (not an inherited name: a subclass of CpuRenderer is not "cpu")."""
     name = cls.__dict__.get("name")
@@ -63,20 +69,20 @@ def display_name(cls, spec: str) -> str:
 class _Exited(BaseException):
     """os._exit called by a user's code while GuardedRenderer (or the import) watched."""
 
-    def __init__(self, code):
+    def __init__(self, code: object):
         super().__init__(code)
         self.code = code
 
 
 @contextlib.contextmanager
-def exits_raise():
+def exits_raise() -> Iterator[None]:
     """While a user's code runs here: os._exit raises _Exited instead of ending the process
     with no word (sys.exit already raises SystemExit)."""
     real = os._exit
 
-    def _exit(code=0):
+    def _exit(code: int = 0) -> NoReturn:
         raise _Exited(code)
-    os._exit = _exit
+    os._exit = _exit  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -92,7 +98,7 @@ def _what_happened(e: BaseException) -> str:
     return f"raised {type(e).__name__}" + (f": {text}" if text else "")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_class(spec: str) -> tuple[type, str]:
     """(the class a ``where:Class`` spec names, imported into this process once and checked,
     its display name); PluginError saying why it cannot be used."""
@@ -103,12 +109,14 @@ def load_class(spec: str) -> tuple[type, str]:
                 path = Path(where).resolve()
                 mod_name = f"_circle_render_plugin_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
                 module_spec = importlib.util.spec_from_file_location(mod_name, path)
-                module = importlib.util.module_from_spec(module_spec)
+                if module_spec is None or module_spec.loader is None:
+                    raise ImportError(f"{where!r} cannot be imported as a Python file")
+                module: types.ModuleType = importlib.util.module_from_spec(module_spec)
                 sys.modules[mod_name] = module
                 module_spec.loader.exec_module(module)
             else:
                 module = importlib.import_module(where)
-    except (Exception, SystemExit, _Exited) as e:
+    except (Exception, SystemExit, _Exited) as e:  # noqa: BLE001 (anything a user's import does is one line)
         raise PluginError(f"cannot load renderer {spec!r}: importing {where!r} {_what_happened(e)}") from None
     cls = getattr(module, cls_name, None)
     if cls is None:
@@ -128,7 +136,7 @@ def load_class(spec: str) -> tuple[type, str]:
     return cls, display_name(cls, spec)
 
 
-def image_problem(img, shape: tuple[int, ...]) -> str | None:
+def image_problem(img: object, shape: tuple[int, ...]) -> str | None:
     """What is wrong with a get_image() result that should be a finite float32 array of
     ``shape`` (every channel, alpha included), or None."""
     if not isinstance(img, np.ndarray):
@@ -151,48 +159,48 @@ class GuardedRenderer:
     array, becomes PluginError naming the renderer and the method. KeyboardInterrupt (the
     user's Ctrl-C) passes through."""
 
-    def __init__(self, spec: str, **kwargs):
+    def __init__(self, spec: str, **kwargs: Any):
         cls, self.name = load_class(spec)
         self._spec = spec
         self._shape: tuple[int, ...] | None = None
         self._inner = self._call("__init__", lambda: cls(**kwargs))
         self.needs_gpu = bool(getattr(cls, "needs_gpu", False))
 
-    def _call(self, method: str, fn):
+    def _call(self, method: str, fn: Callable[[], T]) -> T:
         try:
             with exits_raise():
                 return fn()
         except KeyboardInterrupt:
             raise
-        except (Exception, SystemExit, _Exited) as e:
+        except (Exception, SystemExit, _Exited) as e:  # noqa: BLE001 (anything it raises is one line)
             raise PluginError(f"renderer {self._spec!r} {_what_happened(e)} in {method}()") from None
 
-    def load(self, scene, width, height):
+    def load(self, scene: Any, width: int, height: int) -> None:
         self._shape = (height, width, 4)
-        return self._call("load", lambda: self._inner.load(scene, width, height))
+        self._call("load", lambda: self._inner.load(scene, width, height))
 
-    def clear(self):
-        return self._call("clear", self._inner.clear)
+    def clear(self) -> None:
+        self._call("clear", self._inner.clear)
 
-    def advance(self):
-        return self._call("advance", self._inner.advance)
+    def advance(self) -> None:
+        self._call("advance", self._inner.advance)
 
-    def render(self):
-        return self._call("render", self._inner.render)
+    def render(self) -> None:
+        self._call("render", self._inner.render)
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         sync = getattr(self._inner, "synchronize", None)
         if sync is not None:
             self._call("synchronize", sync)
 
-    def get_image(self):
+    def get_image(self) -> Any:
         img = self._call("get_image", self._inner.get_image)
         problem = image_problem(img, self._shape) if self._shape is not None else None
         if problem:
             raise PluginError(f"renderer {self._spec!r}: {problem}")
         return img
 
-    def __getattr__(self, attr):
+    def __getattr__(self, attr: str) -> Any:
         if attr.startswith("_"):
             raise AttributeError(attr)
         return getattr(self._inner, attr)

@@ -10,7 +10,7 @@ import textwrap
 import time
 
 import pytest
-from test_check_command import check, table_rows
+from test_check_command import table_rows
 from test_cli import ROOT
 
 FAST = ["-s", "16", "--runs", "1", "-S", "0", "--baseline", "cpu"]
@@ -254,7 +254,7 @@ def test_a_signal_ends_the_check_and_every_worker(tmp_path, cheats, sig, code, w
             if len(children) == 21:
                 break
     p.send_signal(sig)
-    out, err = p.communicate(timeout=60)
+    _, err = p.communicate(timeout=60)
     assert p.returncode == code, err
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("render: interrupted")
     children += [int(line.split()[1]) for line in err.splitlines() if line.startswith(("DAEMON", "CHILD"))]

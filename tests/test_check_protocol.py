@@ -21,7 +21,7 @@ NONCES = st.integers(0, 2**64 - 1)
 def feed_all(reader, data, cut):
     """Feed ``data`` in pieces cut at ``cut`` positions: the reply, or None if incomplete."""
     msg, last = None, 0
-    for c in sorted(set(cut)) + [len(data)]:
+    for c in [*sorted(set(cut)), len(data)]:
         piece = data[last:c]
         last = c
         if piece:

@@ -78,7 +78,7 @@ def test_a_table_lacking_a_scene_mixes_stored_and_calibrated(on_gpu):
     on_gpu(RTX3090)                                               # its snowsingle is another scene
     source = tf_module.tf_source(None, None, None, CMU, 1024)
     time_live, calls = live_ms(1.0)
-    assert source.tf("rgb", time_live)[0] == pytest.approx(0.0769 + output_costs()["rgb"])
+    assert source.tf("rgb", time_live)[0] == pytest.approx(0.0769 + output_costs()["rgb"]) and calls == []
     assert source.tf("snowsingle", time_live)[0] == pytest.approx(1 / calibration().ratios["snowsingle"]
                                                                   + output_costs()["snowsingle"])
     lines = source.footer().splitlines()

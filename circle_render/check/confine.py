@@ -33,7 +33,7 @@ SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1       # ABI 6
 DEVICE_PATTERNS = ("null", "zero", "full", "shm", "nvidia*", "nvidia-caps", "nvidia-uvm*", "nvidiactl")
 
 
-def _libc():
+def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     return libc

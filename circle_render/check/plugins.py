@@ -50,7 +50,7 @@ def _probe(spec: str, isolation: Isolation, size: int, gpu: bool) -> tuple[str, 
         reason = e.reason
         if reason.startswith(("cannot load", "cannot use", "renderer ")):
             raise PluginError(reason) from None
-        if reason.startswith("the renderer raised") or reason.startswith("the renderer called"):
+        if reason.startswith(("the renderer raised", "the renderer called")):
             raise PluginError(f"cannot load renderer {spec!r}: importing it {reason.split(' ', 2)[2]}") from None
         raise PluginError(f"cannot load renderer {spec!r}: importing it failed: {reason}") from None
     finally:

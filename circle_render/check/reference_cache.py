@@ -26,6 +26,7 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,7 @@ NPY_HEADER_MAX = 4096                  # room for the .npy header beside the pix
 def render_reference(scene: str, size: int, seed: int, frame: int = 0) -> np.ndarray:
     """Frame ``frame`` of a course scene from the reference renderer: the one call that draws
     what every renderer is checked against (and what reference_version() hashes the code of)."""
-    from circle_render.cpu.fast import reference_image     # bit-identical to cpu/reference.py, faster
+    from circle_render.cpu.fast import reference_image  # bit-identical to cpu/reference.py, faster
     return reference_image(make_scene(scene, seed), size, size, steps=frame + 1)
 
 
@@ -208,7 +209,7 @@ def _load_entry(path: Path, key: bytes, size: int) -> tuple[np.ndarray | None, s
     return img, ""
 
 
-def reference_frame(scene: str, size: int, seed: int, progress=None, cache: bool = True,
+def reference_frame(scene: str, size: int, seed: int, progress: Callable[[str], None] | None = None, cache: bool = True,
                     frame: int = 0) -> tuple[np.ndarray, bool]:
     """(frame ``frame`` of ``scene`` from the reference renderer, whether it came from the
     cache). ``cache=False``: neither read nor written (a one-off seed, or a check whose worker

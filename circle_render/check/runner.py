@@ -10,8 +10,8 @@ check, on the same timing path.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from circle_render.check.sandbox import Isolation, trusted
 from circle_render.check.session import Picture, WorkerError, WorkerSession, WorkerTimeout
@@ -75,11 +75,12 @@ class Workers:
 
 
 Judge = Callable[[int, Picture], "str | None"]      # (timed frame, its picture) -> what is wrong
+Progress = Callable[[str], None]                    # a line of progress
 LAST = FRAMES[1] - 1                                 # the timed frame whose picture is checked
 
 
 def run_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: int, check_seeds: list[int],
-              time_seed: int, runs: int, progress, timeout: float, judge: Judge) -> SceneRun:
+              time_seed: int, runs: int, progress: Progress, timeout: float, judge: Judge) -> SceneRun:
     """Frame 0 of ``scene`` at each of ``check_seeds`` (a fresh renderer each), then ``runs``
     course timings at ``time_seed``, each run's last picture passed to ``judge``; within
     ``timeout`` seconds in all."""
@@ -94,8 +95,10 @@ def run_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: int,
             _, meta = session.image(deadline)
             out.pictures[seed] = session.picture(meta)
         channel = session.channel
-        out.log.append(f"channel: echo {channel.echo_ns / 1e3:.1f} us, honest image copy {channel.copy_ns / 1e6:.3f} ms "
-                       "(both round trips, measured before the renderer's code was loaded)")
+        if channel is None:
+            raise WorkerError("the worker's channel was not measured")
+        out.log.append(f"channel: echo {channel.echo_ns / 1e3:.1f} us, honest image copy "
+                       f"{channel.copy_ns / 1e6:.3f} ms (round trips, measured before the renderer's code was loaded)")
         for k in range(runs):
             progress(f"run {k + 1}/{runs}")
             session.load(scene, time_seed, deadline)

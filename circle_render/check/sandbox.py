@@ -106,7 +106,8 @@ class Isolation:
             return f"Isolation: your renderer ran as the user nobody with {env}" + (f", {ll}" if ll else "") + "."
         if self.mode == "landlock":
             who = "as root with no capabilities" if self.drop_capabilities else "as you"
-            return f"Isolation: your renderer ran {who}, with {env}, {ll}" + (f" ({self.why})" if self.why else "") + "."
+            why = f" ({self.why})" if self.why else ""
+            return f"Isolation: your renderer ran {who}, with {env}, {ll}{why}."
         trace = "" if _ptrace_scope() >= 1 else "; nothing stops it from tracing the checker either"
         return (f"Isolation: none ({self.why}): your renderer ran as you and could read and write your "
                 "files, so the reference cache was not used and its key is replaced after the check"

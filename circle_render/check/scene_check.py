@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from circle_render.check.reference_cache import reference_frame, reference_version
-from circle_render.check.runner import LAST, LoadedRenderer, Workers, run_scene
+from circle_render.check.runner import LAST, Judge, LoadedRenderer, Progress, Workers, run_scene
 from circle_render.check.session import Picture
-from circle_render.course import compare
+from circle_render.course import Comparison, compare
 from circle_render.scenes import SCENES
 from circle_render.user_class import image_problem
 
@@ -49,27 +49,28 @@ def picture_problem(picture: Picture, size: int) -> str | None:
     return image_problem(picture.pixels, shape)
 
 
-def timed_reference(scene: str, size: int, seed: int, first: np.ndarray, progress, cache: bool) -> np.ndarray:
+def timed_reference(scene: str, size: int, seed: int, first: np.ndarray, progress: Progress,
+                    cache: bool) -> np.ndarray:
     """The reference picture of the last timed frame: frame 0's for a still scene."""
     if not SCENES[scene].animated:
         return first
     return reference_frame(scene, size, seed, progress, cache=cache, frame=LAST)[0]
 
 
-def judge_timed(reference: np.ndarray):
+def judge_timed(reference: np.ndarray) -> Judge:
     """The check of a run's last picture: the course's rule against its reference."""
     def judge(frame: int, picture: Picture) -> str | None:
         problem = picture_problem(picture, reference.shape[0])
-        if problem:
-            return problem
+        if problem or picture.pixels is None:
+            return problem or "no picture"
         result = compare(reference, picture.pixels)
         return None if result.passed else f"{result.count} mismatches (more than 5)"
     return judge
 
 
 def check_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: int, seeds: list[int],
-                time_seed: int, runs: int, progress, timeout: float,
-                cache: bool = True) -> tuple[SceneResult, np.ndarray, object]:
+                time_seed: int, runs: int, progress: Progress, timeout: float,
+                cache: bool = True) -> tuple[SceneResult, np.ndarray, Comparison | None]:
     """Correctness at every seed of ``seeds`` (frame 0) and the course's time at ``time_seed``
     (one of ``seeds``). Returns (result, the reference image of the failing or first seed, the
     comparison or None); the reason for a failure is in ``result.reason``, a traceback in
@@ -88,11 +89,13 @@ def check_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: in
     for seed in seeds:
         if seed not in run.pictures:
             break                                    # the renderer failed before this image
+        pixels = run.pictures[seed].pixels
         problem = picture_problem(run.pictures[seed], size)
-        if problem:
-            res.reason = f"seed {seed}: {problem}" if len(seeds) > 1 else problem
+        if problem or pixels is None:
+            text = problem or "no picture"
+            res.reason = f"seed {seed}: {text}" if len(seeds) > 1 else text
             return res, ref, None
-        comparison, ref = compare(refs[seed], run.pictures[seed].pixels), refs[seed]
+        comparison, ref = compare(refs[seed], pixels), refs[seed]
         res.mismatches, res.max_abs_diff = comparison.count, comparison.max_abs_diff
         res.log.append(f"seed {seed}: {comparison.count} mismatches")
         if not comparison.passed:
@@ -109,7 +112,7 @@ def check_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: in
 
 
 def baseline_time(workers: Workers, renderer: LoadedRenderer, scene: str, size: int, seed: int, runs: int,
-                  progress, timeout: float, cache: bool = True) -> tuple[float | None, str]:
+                  progress: Progress, timeout: float, cache: bool = True) -> tuple[float | None, str]:
     """(the course's time of ``renderer`` on ``scene``, min of ``runs``, or None if it failed;
     the failure's reason or ""). Its timed frames are compared as the renderer's are."""
     first, _ = reference_frame(scene, size, seed, progress, cache=cache)
@@ -120,7 +123,8 @@ def baseline_time(workers: Workers, renderer: LoadedRenderer, scene: str, size: 
     return min(run.runs_ms), ""
 
 
-def write_log(logs: Path, res: SceneResult, comparison, renderer_name: str, size: int, seeds: list,
+def write_log(logs: Path, res: SceneResult, comparison: Comparison | None, renderer_name: str, size: int,
+              seeds: list[int],
               tf_source: str) -> None:
     seeds_text = " and ".join(map(str, seeds)) + (" (reproduce one with -S SEED)" if len(seeds) > 1 else "")
     lines = [f"scene {res.scene}, renderer {renderer_name}, {size}x{size}, correctness at seed {seeds_text}",
@@ -139,7 +143,7 @@ def write_log(logs: Path, res: SceneResult, comparison, renderer_name: str, size
     write_text(logs / f"{res.scene}.log", "\n".join(lines) + "\n")
 
 
-def mismatch_picture(ref: np.ndarray, comparison) -> np.ndarray:
+def mismatch_picture(ref: np.ndarray, comparison: Comparison) -> np.ndarray:
     """(H, W, 3) uint8, top row first: the reference dimmed to grey, mismatching pixels red
     (grown by a pixel so single ones show)."""
     from circle_render.cpu.shading import to_bytes

@@ -25,8 +25,10 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -80,6 +82,9 @@ except BaseException as e:
     fail("the worker could not start: %s: %s" % (type(e).__name__, e))
 serve(config, cmd, reply, shm, nonce, applied)
 """
+
+
+T = TypeVar("T")
 
 
 def spin_seconds() -> float:
@@ -146,7 +151,7 @@ def _sealed_memory(nbytes: int) -> int:
     return fd
 
 
-def _start_with_signals_held(start):
+def _start_with_signals_held(start: Callable[[], T]) -> T:
     """Run ``start()`` (which forks) with SIGINT, SIGTERM and SIGHUP held back: a Ctrl-C
     arriving then is delivered right after, when the new process is known and can be ended."""
     held = {s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None}
@@ -165,7 +170,7 @@ class WorkerSession:
 
     def __init__(self, spec: str, isolation: Isolation, size: int, gpu: bool):
         self.spec, self.isolation, self.size, self.gpu = spec, isolation, size, gpu
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.channel: Channel | None = None
         self.name, self.needs_gpu = spec, False
         self.returncode: int | None = None
@@ -185,10 +190,10 @@ class WorkerSession:
         self._fds = [shm, cmd_r, self.cmd_w, self.reply_r, reply_w]
         self.view = np.frombuffer(mmap.mmap(shm, nbytes, mmap.MAP_SHARED, mmap.PROT_READ), np.float32).reshape(shape)
         iso = self.isolation
-        ids = {"user": iso.uid, "group": iso.gid, "extra_groups": []} if iso.uid is not None else {}
+        ids: dict[str, Any] = {"user": iso.uid, "group": iso.gid, "extra_groups": []} if iso.uid is not None else {}
         package_root = str(Path(__file__).resolve().parents[2])
         self._known = reaper.children()
-        self.process = _start_with_signals_held(lambda: subprocess.Popen(
+        self.process = process = _start_with_signals_held(lambda: subprocess.Popen(
             [sys.executable, "-I", "-c", BOOT, str(cmd_r), str(reply_w), str(shm)],
             pass_fds=(cmd_r, reply_w, shm), stdin=subprocess.DEVNULL, env=iso.environment(),
             start_new_session=True, **ids))
@@ -197,7 +202,7 @@ class WorkerSession:
             self._fds.remove(fd)
         self._pidfd = None
         with contextlib.suppress(AttributeError, OSError):
-            self._pidfd = os.pidfd_open(self.process.pid)
+            self._pidfd = os.pidfd_open(process.pid)
             self._fds.append(self._pidfd)
         self.poller = select.poll()
         self.poller.register(self.reply_r, select.POLLIN)
@@ -248,10 +253,16 @@ class WorkerSession:
             if not select.select([self.reply_r], [], [], 0)[0]:
                 return None
 
+    @property
+    def _proc(self) -> subprocess.Popen[bytes]:
+        if self.process is None:
+            raise RuntimeError("the worker was not started")
+        return self.process
+
     def _died(self) -> WorkerError:
         """The worker's exit, as a reason (or, if it lives on, its closing of the channel)."""
         try:
-            code = self.process.wait(timeout=1)
+            code = self._proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             return WorkerError("the renderer's process broke the check's protocol: it closed the "
                                "check's channel")
@@ -269,7 +280,7 @@ class WorkerSession:
             if stray:
                 raise WorkerError("the renderer's process broke the check's protocol: it wrote to the "
                                   "check's channel out of turn")
-            if self.process.poll() is not None:
+            if self._proc.poll() is not None:
                 raise self._died()
         nonce = secrets.randbits(64)
         reader = Reader(op, nonce)
@@ -293,10 +304,10 @@ class WorkerSession:
                     if msg is not None:
                         elapsed = clock_ns() - start
                         break
-                    if any(fd == self._pidfd for fd, _ in ready) or self.process.poll() is not None:
-                        if not select.select([self.reply_r], [], [], 0)[0]:
-                            raise self._died()
-                elif now >= spin_until and self.process.poll() is not None:
+                    exited = any(fd == self._pidfd for fd, _ in ready) or self._proc.poll() is not None
+                    if exited and not select.select([self.reply_r], [], [], 0)[0]:
+                        raise self._died()
+                elif now >= spin_until and self._proc.poll() is not None:
                     raise self._died()
                 if time.monotonic() > deadline:
                     raise WorkerTimeout("timed out")

@@ -15,12 +15,20 @@ each frame, which the course's checker times) is added to T and to Tf alike
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from circle_render.check.plugins import load_renderer
+from circle_render.check.runner import LoadedRenderer
 from circle_render.check.sandbox import Isolation
-from circle_render.course import MEASURED_SIZE, OUTPUT_COST_GPU, calibration, output_costs, read_times_file, stored_times
+from circle_render.course import (
+    MEASURED_SIZE,
+    OUTPUT_COST_GPU,
+    calibration,
+    output_costs,
+    read_times_file,
+    stored_times,
+)
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_name, gpu_status
 from circle_render.scenes import SCENES
@@ -33,7 +41,7 @@ class TfSource:
     """Tf for the scenes of one check, and the footer lines that say where each came from."""
     stored: dict = field(default_factory=dict)        # scene -> ms, used as is
     stored_label: str = ""
-    live: object = None                               # runner.LoadedRenderer timed live
+    live: LoadedRenderer | None = None                # timed live
     ratios: dict | None = None                        # live time / ratio (calibrated) if set
     live_label: str = ""
     notice: str = ""                                  # said once at the start, if set
@@ -101,8 +109,8 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
             live_label=("the cpu-fast renderer timed live in this run (no GPU): not the "
                         "course's times"))
     gpu = gpu_name()
-    stored = stored_times(gpu, "render", size) if mode != "live" else None
-    stored = {s: t for s, t in (stored or {}).items() if s in scenes}
+    table = stored_times(gpu, "render", size) if mode != "live" else None
+    stored = {s: t for s, t in (table or {}).items() if s in scenes}
     cal = calibration()
     source = TfSource(stored=stored, ratios=cal.ratios, output_cost=output_costs(),
                       stored_label=f"the course's reference binary, stored times for the {gpu} at "

@@ -14,11 +14,12 @@ import mmap
 import os
 import select
 import traceback
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from circle_render.check.protocol import HEADER, MAX_TEXT, ImageMeta, Op, encode
-
 
 
 class Commands:
@@ -71,7 +72,7 @@ def failure_text(e: BaseException) -> str:
     return (reason.replace("\n", " ")[:2000] + "\n" + trace)[:MAX_TEXT - 16]
 
 
-def _synchronize(renderer) -> None:
+def _synchronize(renderer: Any) -> None:
     sync = getattr(renderer, "synchronize", None)
     if sync is not None:
         sync()
@@ -86,9 +87,9 @@ class Worker:
         shape = (self.size, self.size, 4)
         self.shm = mmap.mmap(shm_fd, int(np.prod(shape)) * 4, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         self.view = np.frombuffer(self.shm, np.float32).reshape(shape)
-        self.factory = None
-        self.renderer = None
-        self.blank = None
+        self.factory: Callable[[], Any] | None = None
+        self.renderer: Any = None
+        self.blank: Any = None                    # a CuPy or NumPy array: the honest copy's source
         self.scenes: dict = {}                    # (scene, seed) -> Scene: made once (snowsingle takes seconds)
 
     def copytest(self) -> bytes:
@@ -126,6 +127,8 @@ class Worker:
         if key not in self.scenes:
             self.scenes = {k: v for k, v in self.scenes.items() if k[0] == key[0]}     # a scene's seeds only
             self.scenes[key] = make_scene(*key)
+        if self.factory is None:
+            raise RuntimeError("LOAD before CLASS")
         r = self.factory()
         r.load(self.scenes[key].copy(), self.size, self.size)
         _synchronize(r)
@@ -159,9 +162,10 @@ def serve(config: dict, cmd_fd: int, reply_fd: int, shm_fd: int, hello_nonce: in
     worker = Worker(config, shm_fd)
     _send(reply_fd, Op.OK, hello_nonce, json.dumps(applied).encode())
     commands = Commands(cmd_fd)
-    handlers = {Op.COPYTEST: lambda p: worker.copytest(), Op.CLASS: lambda p: worker.load_class(p.decode()),
-                Op.LOAD: worker.load, Op.FRAME: lambda p: worker.frame(), Op.IMAGE: lambda p: worker.image()}
-    replies = {Op.CLASS: Op.INFO, Op.IMAGE: Op.PICTURE}
+    handlers: dict[int, Callable[[bytes], bytes]] = {
+        Op.COPYTEST: lambda p: worker.copytest(), Op.CLASS: lambda p: worker.load_class(p.decode()),
+        Op.LOAD: worker.load, Op.FRAME: lambda p: worker.frame(), Op.IMAGE: lambda p: worker.image()}
+    replies: dict[int, int] = {Op.CLASS: Op.INFO, Op.IMAGE: Op.PICTURE}
     spin = float(config.get("spin", 0.0))            # after a reply, poll without sleeping this long
     spin_until = time.monotonic() + spin
     while True:

@@ -4,12 +4,12 @@ Every renderer runs in a worker process (check/runner.py); a user's class runs c
 (check/sandbox.py), and the times that score are taken on this process's clock."""
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -18,11 +18,11 @@ from circle_render import registry
 from circle_render.check import reaper
 from circle_render.check.plugins import PluginError, load_renderer
 from circle_render.check.reference_cache import cache_dir, max_cache_bytes, reference_folder, renew_key
-from circle_render.check.runner import Workers
+from circle_render.check.runner import LoadedRenderer, Workers
 from circle_render.check.sandbox import Isolation, choose, trusted
 from circle_render.check.scene_check import baseline_time, check_scene, mismatch_picture, write_log
 from circle_render.check.tf import tf_source
-from circle_render.course import RULES, render_table, scene_score
+from circle_render.course import RULES, Rules, render_table, scene_score
 from circle_render.errors import UserError
 from circle_render.scenes import SCENE_NAMES, SCENES
 from circle_render.user_class import is_path, split_spec
@@ -55,7 +55,7 @@ def prepare_logs(logs: str) -> Path:
     return folder
 
 
-def isolation_for(specs: list[str]) -> Isolation:
+def isolation_for(specs: list[str | None]) -> Isolation:
     """The confinement of the users' classes among ``specs`` (trusted() if there are none)."""
     users = [s for s in specs if s and registry.is_user_spec(s)]
     if not users:
@@ -77,8 +77,9 @@ def timing_footer(workers: Workers) -> str:
             "what the first call takes beyond the second counts against every frame.")
 
 
-def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_times, baseline, logs,
-              tf_mode=None, scene_timeout=300.0) -> bool:
+def run_check(renderer_spec: str, rules_name: str, size: int, scenes_text: str | None, runs: int,
+              seed: int | None, ref_times: str | None, baseline: str | None, logs: str,
+              tf_mode: str | None = None, scene_timeout: float = 300.0) -> bool:
     """Check, time and score every scene; print the table. True if every scene passed."""
     rules = RULES[rules_name]
     scenes = [s for s in (scenes_text or "").split(",") if s] or list(rules.scenes)
@@ -101,12 +102,13 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
             renew_key()                  # the worker could read it: what it planted is worthless now
 
 
-def _check_scenes(workers: Workers, rules, scenes, renderer_spec, size, runs, seed, ref_times, baseline, logs,
-                  tf_mode, scene_timeout) -> bool:
+def _check_scenes(workers: Workers, rules: Rules, scenes: list[str], renderer_spec: str, size: int, runs: int,
+                  seed: int | None, ref_times: str | None, baseline: str | None, logs_name: str,
+                  tf_mode: str | None, scene_timeout: float) -> bool:
     isolation = workers.isolation
     renderer = load_renderer(renderer_spec, isolation, size, workers.gpu)
     source = tf_source(ref_times, baseline, tf_mode, scenes, size, isolation)
-    logs = prepare_logs(logs)
+    logs = prepare_logs(logs_name)
     cache = isolation.cache_safe
     time_seed = 0 if seed is None else seed
     seeds_text = f"seed {seed}" if seed is not None else "seed 0 and a random seed per scene"
@@ -120,7 +122,7 @@ def _check_scenes(workers: Workers, rules, scenes, renderer_spec, size, runs, se
              "-r path/to/file.py:Class")
     results = []
     for i, scene in enumerate(scenes, 1):
-        def progress(text, scene=scene, i=i):
+        def progress(text: str, scene: str = scene, i: int = i) -> None:
             _say(f"[{i}/{len(scenes)}] {scene}: {text}")
         seeds = correctness_seeds(seed, scene)
         res, ref, comparison = check_scene(workers, renderer, scene, size, seeds, time_seed, runs, progress,
@@ -131,7 +133,8 @@ def _check_scenes(workers: Workers, rules, scenes, renderer_spec, size, runs, se
             res.t += extra
         tf_where = "not timed: the scene failed"
         if res.passed or scene in source.stored:
-            def time_live(r, scene=scene, progress=progress):
+            def time_live(r: LoadedRenderer, scene: str = scene,
+                          progress: Callable[[str], None] = progress) -> tuple[float | None, str]:
                 progress(f"Tf: {runs} runs of {r.name}")
                 return baseline_time(workers, r, scene, size, time_seed, runs, progress, scene_timeout, cache)
             res.tf, res.live, tf_where = source.tf(scene, time_live)
@@ -158,8 +161,9 @@ def _check_scenes(workers: Workers, rules, scenes, renderer_spec, size, runs, se
     return all(r.passed for r in results)
 
 
-def check_command(what, renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs,
-                  tf_mode=None, scene_timeout=300.0):
+def check_command(what: str, renderer_spec: str, rules: str, size: int, scenes: str | None, runs: int,
+                  seed: int | None, ref_times: str | None, baseline: str | None, logs: str,
+                  tf_mode: str | None = None, scene_timeout: float = 300.0) -> None:
     """``render check``: the renderer table, or the scan/find_repeats table; exits 1 if any
     scene or size was wrong."""
     if what != "render":

@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class SceneFileError(UserError):
     """A scene file that cannot be loaded; ``str(e)`` is ``FILE:LINE: what is wrong`` (``FILE: ...``
     when no line is to blame, e.g. a missing file)."""
 
-    def __init__(self, path, line: int, message: str):
+    def __init__(self, path: object, line: int, message: str):
         super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
         self.path, self.line, self.message = str(path), line, message
 
@@ -102,7 +103,7 @@ def _first_content(text: str) -> str:
     return ""
 
 
-def _count(path, lineno: int, text: str) -> int:
+def _count(path: object, lineno: int, text: str) -> int:
     try:
         n = int(text)
     except ValueError:
@@ -112,7 +113,7 @@ def _count(path, lineno: int, text: str) -> int:
     return n
 
 
-def _check_row(path, lineno: int, fields: list[str], names) -> list[float]:
+def _check_row(path: object, lineno: int, fields: list[str], names: tuple[str, ...]) -> list[float]:
     """One circle line, checked: the right number of finite numbers in range, radius > 0."""
     if len(fields) != len(names):
         raise SceneFileError(path, lineno, f"expected {len(names)} fields ({' '.join(names)}), "
@@ -130,10 +131,10 @@ def _check_row(path, lineno: int, fields: list[str], names) -> list[float]:
     return values
 
 
-def _slow_rows(path, text: str, first: int, count: int, names) -> np.ndarray:
+def _slow_rows(path: object, text: str, first: int, count: int, names: tuple[str, ...]) -> np.ndarray:
     """Line by line from line ``first`` (1-based): the first problem raises with its line."""
     lines = text.split("\n")
-    rows = []
+    rows: list[list[float]] = []
     for lineno in range(first, len(lines) + 1):
         body = _content(lines[lineno - 1])
         if not body:
@@ -148,7 +149,7 @@ def _slow_rows(path, text: str, first: int, count: int, names) -> np.ndarray:
     return np.array(rows, dtype=np.float32).reshape(count, len(names))
 
 
-def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
+def _rows(path: object, text: str, first: int, count: int, names: tuple[str, ...]) -> np.ndarray:
     """The circle lines (from line ``first``) as a (count, fields) float32 array, or
     SceneFileError naming the first bad line."""
     radius = names.index("radius")
@@ -166,9 +167,10 @@ def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
     return _slow_rows(path, text, first, count, names)
 
 
-def _header(path, text: str):
+def _header(path: object, text: str) -> tuple[str, int, int]:
     """The ``.circles`` header: (shading, count, first circle line), checked."""
-    wanted, found, lineno = ["magic", "shading", "count"], {}, 0
+    wanted, lineno = ["magic", "shading", "count"], 0
+    found: dict[str, Any] = {}
     for lineno, line in enumerate(io.StringIO(text), 1):
         body = _content(line)
         if not body:
@@ -196,7 +198,7 @@ def load_scene(path: str | Path) -> Scene:
     return parse_scene(_read_text(path), path.stem or "scene", path)
 
 
-def parse_scene(text: str, name: str, path="scene") -> Scene:
+def parse_scene(text: str, name: str, path: object = "scene") -> Scene:
     """A scene file's text as a still Scene; ``path`` names the file in error messages."""
     if _first_content(text).startswith("circle-render"):
         shading, count, start = _header(path, text)
@@ -205,7 +207,7 @@ def parse_scene(text: str, name: str, path="scene") -> Scene:
     return parse_par(text, name, path)
 
 
-def parse_par(text: str, name: str, path="scene") -> Scene:
+def parse_par(text: str, name: str, path: object = "scene") -> Scene:
     """The course's particle file (``.par``) as a still, snow-shaded Scene: each field parsed to
     the nearest float32, as the course reads it."""
     first_line = text.split("\n", 1)[0]

@@ -1,8 +1,8 @@
 """The course's 14 scenes, by name: ``make_scene("rand10k", seed=0)``."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from circle_render.scenes import generators as g
 from circle_render.scenes import snow as s
@@ -46,4 +46,4 @@ def make_scene(name: str, seed: int = 0) -> Scene:
     return SCENES[name].make(seed)
 
 
-__all__ = ["FLAT", "SNOW", "SCENES", "SCENE_NAMES", "Scene", "SceneInfo", "make_scene"]
+__all__ = ["FLAT", "SCENES", "SCENE_NAMES", "SNOW", "Scene", "SceneInfo", "make_scene"]
