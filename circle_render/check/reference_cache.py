@@ -66,7 +66,11 @@ def cache_dir() -> Path:
     env = os.environ.get("CIRCLE_RENDER_CACHE")
     if env:
         return Path(env)
-    from platformdirs import user_cache_dir
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:                       # a dependency missing: the XDG rule platformdirs follows on Linux
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "circle-render"
     return Path(user_cache_dir("circle-render", appauthor=False))
 
 

@@ -19,6 +19,14 @@ run's last frame copies its picture out (``get_image()``, twice) and compares it
 - cap: the second call is taken as at most CAP_FACTOR times the honest copy measured by trusted
   code (plus CAP_NS), so a renderer that slows its second call down hides no more than that.
 
+Two things keep an honest renderer's numbers clean (the effects were measured on the H100, record
+benchmarks/results/H100-check-0f6cf65.txt; these counter-measures came after it): the worker keeps
+freed memory (keep_the_heap: else the first get_image() after a load paid ~1.5 ms of page faults
+that the second did not, on rand1M), and after a picture is copied out the renderer draws
+WARM_FRAMES untimed frames before the next run loads (else that run's first frame ran ~0.04 ms
+slower: the copy's cost to caches and clocks, which the course's runs, separate processes, do
+not pay).
+
 The course's ``-f`` (a picture written to a file after every frame) makes the course's small
 frames slower for both programs; ``render check`` does not write a picture after every frame
 (its own copy slowed the next frame by about 0.15 ms on the H100, three times what ``-f`` costs
