@@ -141,3 +141,80 @@ def test_a_slow_second_call_hides_no_more_than_the_cap(frame, first, second):
     cap = CAP_FACTOR * COPY + CAP_NS
     assert work >= 0 and excess >= 0
     assert excess * 1e6 >= first - cap * (1 + SLACK_FRACTION) - SLACK_NS - 1     # whatever the second call took
+
+
+# ---------------------------------------------------------------- stray processes
+
+TREE_SCRIPT = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[2])
+from circle_render.check import reaper
+assert reaper.become_subreaper()
+plan = json.loads(sys.argv[1])
+r, w = os.pipe()
+
+def grow(node):
+    # node: [how, children]; how: "plain", "session" (setsid), "orphan" (its parent exits at once)
+    how, kids = node
+    pid = os.fork()
+    if pid:
+        return
+    if how == "session":
+        os.setsid()
+    for kid in kids:
+        grow(kid)
+    os.write(w, b"%d\n" % os.getpid())
+    if how == "orphan":
+        os._exit(0)
+    time.sleep(300)
+    os._exit(0)
+
+known = reaper.children()
+worker = os.fork()
+if worker == 0:
+    os.close(r)
+    for node in plan:
+        grow(node)
+    os.write(w, b"%d\n" % os.getpid())
+    time.sleep(300)
+    os._exit(0)
+os.close(w)
+
+def count(nodes):
+    return sum(1 + count(kids) for _, kids in nodes)
+
+expected, data, deadline = count(plan) + 1, b"", time.monotonic() + 20
+os.set_blocking(r, False)
+while data.count(b"\n") < expected and time.monotonic() < deadline:
+    try:
+        data += os.read(r, 1 << 20)
+    except BlockingIOError:
+        time.sleep(0.01)
+started = [int(x) for x in data.split()]
+left = reaper.end_tree(worker, known)
+os.waitpid(worker, 0)
+alive = [p for p in started if os.path.exists(f"/proc/{p}") and
+         open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+print(json.dumps({"started": len(started), "expected": expected, "left": left, "alive": alive}))
+"""
+
+NODES = st.recursive(st.tuples(st.sampled_from(["plain", "session", "orphan"]), st.just([])),
+                     lambda kids: st.tuples(st.sampled_from(["plain", "session", "orphan"]),
+                                            st.lists(kids, max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "15")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(NODES, min_size=1, max_size=3))
+def test_every_process_a_worker_starts_is_ended_whatever_its_shape(plan):
+    """Children, grandchildren, sessions of their own, orphans handed to the checker: all end."""
+    import json
+    import subprocess
+    import sys
+
+    from test_cli import ROOT
+    p = subprocess.run([sys.executable, "-c", TREE_SCRIPT, json.dumps(plan), str(ROOT)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    result = json.loads(p.stdout)
+    assert result["started"] == result["expected"] and result["left"] == [] and result["alive"] == [], result
