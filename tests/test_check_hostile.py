@@ -260,3 +260,23 @@ def test_a_signal_ends_the_check_and_every_worker(tmp_path, cheats, sig, code, w
     children += [int(line.split()[1]) for line in err.splitlines() if line.startswith(("DAEMON", "CHILD"))]
     time.sleep(0.2)
     assert _alive(children) == []
+
+
+def test_without_isolation_the_cache_is_not_used_and_its_key_is_replaced(tmp_path, cheats, monkeypatch):
+    """No Landlock and no user nobody: the footer says so, the check neither reads nor writes the
+    reference cache, and the key the worker could read is replaced afterwards."""
+    from test_hostile import run_cli
+
+    from circle_render.check import confine, sandbox
+    monkeypatch.setenv("CIRCLE_RENDER_CACHE", str(tmp_path / "cache"))
+    args = ["check", "-s", "16", "--runs", "1", "-S", "0", "--baseline", "cpu", "--scenes", "rgb",
+            "--logs", str(tmp_path / "logs")]
+    code, _, err = run_cli([*args, "-r", "cpu"])                         # an honest check fills the cache
+    key = (tmp_path / "cache" / "reference" / ".key").read_bytes()
+    assert code == 0, err
+    monkeypatch.setattr(confine, "abi", lambda: 0)
+    monkeypatch.setattr(sandbox, "_nobody", lambda: None)
+    code, out, err = run_cli([*args, "-r", f"{cheats}:NanAlpha"])
+    assert code == 1 and "Isolation: none (" in out and "this kernel has no Landlock" in out
+    assert "reference image, seed 0: rendered now" in (tmp_path / "logs" / "rgb.log").read_text()
+    assert (tmp_path / "cache" / "reference" / ".key").read_bytes() != key
