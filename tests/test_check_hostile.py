@@ -186,7 +186,8 @@ def test_forged_truncated_late_and_unasked_replies_fail_their_scene(tmp_path, ch
     assert all(rows[s][1].endswith("(F)") and rows[s][2] == "0" for s in ("rgb", "pattern", "rgby", "hypnosis"))
     assert "answered FRAME with a reply to another command (a forged or stale reply)" in log(tmp_path, "rgb")
     assert "exited with code 0 before it finished" in log(tmp_path, "pattern")
-    assert "broke the check's protocol: it answered IMAGE with OK" in log(tmp_path, "rgby")
+    late = log(tmp_path, "rgby")                      # arriving during get_image(), or, on a slow machine, before
+    assert "answered IMAGE with OK" in late or "answered FRAME with a reply to another command" in late
     assert "broke the check's protocol" in log(tmp_path, "hypnosis")
     assert "(F)" not in rows["fireworks"][1]                 # what it writes after its scene goes nowhere
 
