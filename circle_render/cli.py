@@ -55,6 +55,12 @@ def _renderer_option(value: str, built_in=registry.CHOICES) -> str:
         raise click.BadParameter(str(e)) from None
 
 
+def _finite(value: float, name: str) -> float:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise click.BadParameter(f"{name} must be a finite number of seconds (1 or more), got {value}")
+    return value
+
+
 def _frames_option(ctx, param, value):
     return None if value is None else parse_frames(value)
 
@@ -180,6 +186,7 @@ def bench_command(**options):
                    "measured on, elsewhere cuda-tiled timed live and scaled by its ratio to the "
                    "course's binary; live: that calibrated live Tf even where times are stored.")
 @click.option("--scene-timeout", type=click.FloatRange(1, None), default=300, show_default=True,
+              callback=lambda ctx, p, v: _finite(v, "--scene-timeout"),
               help="Seconds your renderer may take per scene (check and timing) before it gets (F).")
 @click.option("--logs", type=click.Path(file_okay=False), default="logs", show_default=True,
               help="Folder for a log per scene and, for a failed scene, a PNG of its mismatches.")

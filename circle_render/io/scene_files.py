@@ -66,7 +66,7 @@ class SceneFileError(UserError):
     """A scene file that cannot be loaded; ``str(e)`` is ``FILE:LINE: what is wrong`` (``FILE: ...``
     when no line is to blame, e.g. a missing file)."""
 
-    def __init__(self, path, line: int, message: str):
+    def __init__(self, path: object, line: int, message: str):
         super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
         self.path, self.line, self.message = str(path), line, message
 
@@ -122,7 +122,7 @@ def _first_content(text: str) -> str:
     return ""
 
 
-def _count(path, lineno: int, text: str) -> int:
+def _count(path: object, lineno: int, text: str) -> int:
     try:
         n = int(text)
     except ValueError:
@@ -132,7 +132,7 @@ def _count(path, lineno: int, text: str) -> int:
     return n
 
 
-def _check_row(path, lineno: int, fields: list[str], names) -> list[float]:
+def _check_row(path: object, lineno: int, fields: list[str], names: tuple[str, ...]) -> list[float]:
     """One circle line, checked: the right number of finite numbers in range, radius > 0."""
     if len(fields) != len(names):
         raise SceneFileError(path, lineno, f"expected {len(names)} fields ({' '.join(names)}), "
@@ -150,10 +150,10 @@ def _check_row(path, lineno: int, fields: list[str], names) -> list[float]:
     return values
 
 
-def _slow_rows(path, text: str, first: int, count: int, names) -> np.ndarray:
+def _slow_rows(path: object, text: str, first: int, count: int, names: tuple[str, ...]) -> np.ndarray:
     """Line by line from line ``first`` (1-based): the first problem raises with its line."""
     lines = text.split("\n")
-    rows = []
+    rows: list[list[float]] = []
     for lineno in range(first, len(lines) + 1):
         body = _content(lines[lineno - 1])
         if not body:
@@ -168,7 +168,7 @@ def _slow_rows(path, text: str, first: int, count: int, names) -> np.ndarray:
     return np.array(rows, dtype=np.float32).reshape(count, len(names))
 
 
-def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
+def _rows(path: object, text: str, first: int, count: int, names: tuple[str, ...]) -> np.ndarray:
     """The circle lines (from line ``first``) as a (count, fields) float32 array, or
     SceneFileError naming the first bad line."""
     radius = names.index("radius")
@@ -189,9 +189,10 @@ def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
     return _slow_rows(path, text, first, count, names)
 
 
-def _header(path, text: str):
+def _header(path: object, text: str) -> tuple[str, int, int]:
     """The ``.circles`` header: (shading, count, first circle line), checked."""
-    wanted, found, lineno = ["magic", "shading", "count"], {}, 0
+    wanted, lineno = ["magic", "shading", "count"], 0
+    found: dict[str, Any] = {}
     for lineno, line in enumerate(io.StringIO(text), 1):
         body = _content(line)
         if not body:
@@ -308,7 +309,7 @@ def parse_scene(text: str, name: str, path: Path | str = "scene") -> Scene:
     return parse_par(text, name, path)
 
 
-def parse_par(text: str, name: str, path="scene") -> Scene:
+def parse_par(text: str, name: str, path: object = "scene") -> Scene:
     """The course's particle file (``.par``) as a still, snow-shaded Scene: each field parsed to
     the nearest float32, as the course reads it."""
     first_line = text.split("\n", 1)[0]
@@ -343,6 +344,18 @@ def par_text(scene: Scene) -> str:
     return buf.getvalue()
 
 
+def _check_par_radii(scene: Scene) -> None:
+    """A .par file keeps six decimals: a radius that would be written as 0.000000 (below
+    5e-7) would not load again, so it is refused here, at save time."""
+    radius = scene.radius.astype(np.float64)
+    small = np.flatnonzero(radius < 1e-6)
+    for i in small:
+        if float(f"{radius[i]:f}") < MIN_RADIUS:
+            raise SceneSaveError(f"circle {int(i)}'s radius {radius[i]:.3g} would be written as "
+                                 f"{radius[i]:f} in a .par file (six decimals) and could not be loaded "
+                                 "again; save the scene as .circles (exact)")
+
+
 def scene_text(scene: Scene, suffix: str) -> str:
     """The text of ``scene`` in the format named by ``suffix``: ``.par`` (the course's, six
     decimals a field) or ``.circles`` (this project's, exact for float32)."""
@@ -353,6 +366,7 @@ def scene_text(scene: Scene, suffix: str) -> str:
         if scene.shading != SNOW:
             raise SceneSaveError(f"a .par file always renders with the snow shading; scene "
                                  f"{scene.name!r} uses {scene.shading!r} shading, so save it as .circles")
+        _check_par_radii(scene)
         return par_text(scene)
     if suffix == CIRCLES and scene.drawing is not None:
         return circles_2_text(scene)
