@@ -78,6 +78,31 @@ class CourseParams:
             self.radius[...] = self.state.circles[:, 3]
 
 
+def describe_options(options) -> str:
+    """Compiler options as one line, the project's CR_ shading constants counted, not listed."""
+    shown = [o for o in options if not o.startswith("-DCR_")]
+    ours = len(options) - len(shown)
+    return " ".join(shown) + (f" (and {ours} -DCR_ shading constants)" if ours else "")
+
+
+def compiled_with(renderer) -> str | None:
+    """What compiled a scaffold renderer's kernel file, for logs (render check's, render
+    compile's): 'my_renderer.cu: NVRTC, --std=c++17 --fmad=true -DTILE=32 (and 23 -DCR_ shading
+    constants)'. ``renderer``: a ScaffoldRenderer (class or instance; the class's kernel_file,
+    defines and compile_options decide); None for any other renderer."""
+    from pathlib import Path
+
+    from circle_render.cuda.module import student_compile_options
+    kernel_file = getattr(renderer, "kernel_file", None)
+    if not isinstance(renderer, ScaffoldRenderer) and not (isinstance(renderer, type)
+                                                           and issubclass(renderer, ScaffoldRenderer)):
+        return None
+    if kernel_file is None:
+        return None
+    options = student_compile_options(renderer.defines, renderer.compile_options)
+    return f"{Path(kernel_file).name}: NVRTC, {describe_options(options)}"
+
+
 class CapturedRender:
     """``render`` (a function of no arguments that only launches work on the current stream:
     kernels, and CuPy calls on buffers made beforehand) captured once into a CUDA graph, then
@@ -115,8 +140,10 @@ class ScaffoldRenderer:
     your kernel file and your ``draw()``. ``load`` uploads the circles (``self.scene``:
     DeviceScene, ``.circles`` n float4 x, y, z, r; ``.colors`` 3n; ``.velocity`` 3n), makes the
     image (``self.image.pixels``: height x width x float4, row 0 at the bottom), compiles
-    ``kernel_file`` (``self.module``), fills the course's parameter block if the file declares
-    it (course_compat.cuh), then calls your ``setup(scene)`` for per-scene buffers. ``clear``,
+    ``kernel_file`` (``self.module``) as the course compiles (multiply-adds fused; ``defines``
+    and ``compile_options`` are yours: compiled_with() says what was used), fills the course's
+    parameter block if the file declares it (course_compat.cuh), then calls your
+    ``setup(scene)`` for per-scene buffers. ``clear``,
     ``advance``, ``synchronize`` and ``get_image`` use the project's kernels. ``render`` calls
     your ``draw``, or with ``use_graph = True`` replays a CUDA graph of it (CapturedRender)."""
 
@@ -124,6 +151,7 @@ class ScaffoldRenderer:
     needs_gpu = True                    # render check says so in one line on a machine without one
     kernel_file = None                  # your .cu file (a Path)
     defines: dict = {}                  # your own -D macros for it: {"TILE": 32}
+    compile_options: tuple = ()         # your own compiler options: ("--fmad=false", "-lineinfo")
     use_graph = False
 
     def load(self, scene, width: int, height: int) -> None:
@@ -132,7 +160,7 @@ class ScaffoldRenderer:
         self.width, self.height = width, height
         self.scene = DeviceScene(scene)
         self.image = DeviceImage(width, height, scene.shading)
-        self.module = load_module(self.kernel_file, self.defines)
+        self.module = load_module(self.kernel_file, self.defines, options=self.compile_options)
         self.params = CourseParams(self.scene, self.image, scene) if declares_params(self.module) else None
         if self.params is not None:
             self.params.fill(self.module)           # before setup(), whose kernels may read it

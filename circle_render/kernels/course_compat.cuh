@@ -2,7 +2,9 @@
 // "Porting course code"). Include it from your kernel file:
 //     #include "course_compat.cuh"
 // It includes helpers.cuh. Written from the course's documented interface (names, arguments and
-// meanings), not from its code; tests/test_assignment_gpu.py checks each against NumPy.
+// meanings) and the facts of its harness (../shared/spec/course-facts.md), not from its code;
+// tests/test_course_compat_gpu.py checks each against NumPy, and benchmarks/course_helpers.py
+// times each against a version written from the facts in the course's shapes.
 //
 //   uint                                   unsigned int (NVRTC has no glibc headers to give it)
 //   cuConstRendererParams                  __constant__ GlobalConstants, filled by the scaffold
@@ -28,9 +30,13 @@
 //   void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
 //                               volatile uint* sScratch, uint size)
 //       sOutput[i] = sInput[0] + ... + sInput[i - 1] for i < size, all in shared memory;
-//       sScratch holds 2 * size entries. Every thread of the block calls it (it synchronizes);
-//       any block shape and any size work: the threads are counted by their linear index in
-//       the block (threadIndex is accepted for the course's signature and not needed).
+//       sScratch holds 2 * size entries. Every thread of the block calls it. The course's case,
+//       size = the block's thread count (a power of two up to 1024, or any whole number of
+//       warps), any block shape (1D, 16 x 16, 32 x 32: threads counted by their linear index,
+//       x first), costs what the course's scan costs: 3 block barriers above one warp, none for
+//       one warp of at most 32. sInput may be sOutput. sOutput is complete for every thread when
+//       it returns. Any other size (threads != size) takes a slower general path, also correct.
+//       (threadIndex is accepted for the course's signature; the linear index is used.)
 #pragma once
 #include "helpers.cuh"
 
@@ -74,28 +80,32 @@ __device__ __inline__ float3 lookupColor(float coord) {
                        keep * cuConstColorRamp[base][2] + w * cuConstColorRamp[next][2]);
 }
 
+// The facts' arithmetic, operation for operation and with plain operators, so a student's file
+// compiles to what the course's own shadePixel compiles to under the same options (the course
+// fuses multiply-adds: nvcc's default, and the scaffold's for a student's file).
 __device__ __inline__ void shadePixel(int circleIndex, float2 pixelCenter, float3 p, float4* imagePtr) {
+    const float diffX = p.x - pixelCenter.x, diffY = p.y - pixelCenter.y;
+    const float pixelDist = diffX * diffX + diffY * diffY;
     const float rad = cuConstRendererParams.radius[circleIndex];
-    const float4 c = make_float4(p.x, p.y, p.z, rad);
-    const float d2 = dist2(c, pixelCenter.x, pixelCenter.y);
-    if (d2 > rad * rad) return;                         // not covered: the pixel is not touched
+    if (pixelDist > rad * rad) return;                  // not covered: the pixel is not touched
     float alpha;
     float3 rgb;
     const SceneName scene = cuConstRendererParams.sceneName;
     if (scene == SNOWFLAKES || scene == SNOWFLAKES_SINGLE_FRAME) {
-        const float d = sqrtf(d2) / rad;                // 0 at the centre, 1 on the rim
+        const float d = sqrtf(pixelDist) / rad;         // 0 at the centre, 1 on the rim
         rgb = lookupColor(d);
         const float maxAlpha = CR_SNOW_MAX_ALPHA
             * fmaxf(fminf(CR_SNOW_ALPHA_BASE + CR_SNOW_ALPHA_DEPTH * (1.f - p.z), 1.f), 0.f);
-        alpha = maxAlpha * expf((-1.f * CR_SNOW_FALLOFF * d) * d);
+        alpha = maxAlpha * expf(-1.f * CR_SNOW_FALLOFF * d * d);
     } else {
         const float* color = cuConstRendererParams.color;
         rgb = make_float3(color[3 * circleIndex], color[3 * circleIndex + 1], color[3 * circleIndex + 2]);
         alpha = CR_FLAT_ALPHA;
     }
-    float4 pixel = *imagePtr;
-    blend(pixel, alpha, rgb);
-    *imagePtr = pixel;
+    const float keep = 1.f - alpha;
+    const float4 old = *imagePtr;
+    *imagePtr = make_float4(alpha * rgb.x + keep * old.x, alpha * rgb.y + keep * old.y,
+                            alpha * rgb.z + keep * old.z, alpha + old.w);
 }
 
 __device__ __inline__ int circleInBoxConservative(float circleX, float circleY, float circleRadius, float boxL,
@@ -109,12 +119,49 @@ __device__ __inline__ int circleInBox(float circleX, float circleY, float circle
     return circle_in_box(make_float4(circleX, circleY, 0.f, circleRadius), boxL, boxR, boxB, boxT);
 }
 
-// Hillis and Steele's scan, ping-ponging between the halves of sScratch: log2(size) steps, each
-// thread taking entries threadIndex, threadIndex + threads, ... so any block covers any size.
+// Inclusive scan of one value a lane over the lanes in mask (lanes 0..k-1 of one warp).
+__device__ __forceinline__ uint courseWarpInclusiveScan(uint value, uint lane, unsigned mask) {
+#pragma unroll
+    for (uint step = 1; step < 32; step <<= 1) {
+        const uint up = __shfl_up_sync(mask, value, step);
+        if (lane >= step) value += up;
+    }
+    return value;
+}
+
+// The course's case (size = the block's threads, whole warps or one warp): each warp scans its
+// own values (shuffles, no barrier), the last lane of each warp posts the warp's total, the first
+// warp scans the totals, and every thread adds its warp's offset. Block barriers: after the
+// totals are posted, after they are scanned, and after sOutput is written (so sOutput can be
+// read and sScratch reused at once): 3, the course's count (facts file); none for one warp.
+// Any other size or shape: Hillis and Steele's scan, ping-ponging between the halves of
+// sScratch, each thread taking entries t, t + threads, ... (log2(size) + 2 barriers).
 __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
                                                   volatile uint* sScratch, uint size) {
     (void)threadIndex;
     const uint t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
+    if (size == threads && (size <= 32 || size % 32 == 0)) {
+        const uint lane = t & 31, warp = t >> 5;
+        const unsigned mask = size >= 32 ? 0xffffffffu : (1u << size) - 1u;
+        const uint value = sInput[t];
+        const uint inclusive = courseWarpInclusiveScan(value, lane, mask);
+        if (size <= 32) {
+            sOutput[t] = inclusive - value;
+            __syncwarp(mask);
+            return;
+        }
+        if (lane == 31) sScratch[warp] = inclusive;
+        __syncthreads();
+        if (warp == 0) {
+            const uint warps = size >> 5;
+            const uint total = courseWarpInclusiveScan(lane < warps ? sScratch[lane] : 0u, lane, 0xffffffffu);
+            if (lane < warps) sScratch[lane] = total;   // inclusive: warp w starts at entry w - 1
+        }
+        __syncthreads();
+        sOutput[t] = inclusive - value + (warp > 0 ? sScratch[warp - 1] : 0u);
+        __syncthreads();
+        return;
+    }
     for (uint i = t; i < size; i += threads) sScratch[i] = i > 0 ? sInput[i - 1] : 0u;   // shifted: exclusive
     __syncthreads();
     uint from = 0, to = size;
