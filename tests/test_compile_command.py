@@ -70,7 +70,10 @@ def test_errors_give_the_students_own_line_numbers(tmp_path):
 @needs_compiler
 def test_a_students_own_macros_are_not_redefinitions(tmp_path):
     k = tmp_path / "k.cu"
-    k.write_text('#define TILE_SIZE 32\n#define BLOCK_THREADS 1024\n#define DT 0.5f\n#include "course_compat.cuh"\n'
+    # names students give their own macros, defined before the headers (the course's scan wants
+    # SCAN_BLOCK_DIM before its header, so a port keeps them there)
+    k.write_text('#define TILE_SIZE 32\n#define BLOCK_THREADS 1024\n#define DT 0.5f\n#define THREADS 1024\n'
+                 '#define WARPS 32\n#define SCAN_BLOCK_DIM THREADS\n#include "course_compat.cuh"\n'
                  '#include "helpers.cuh"\nextern "C" __global__ void k(float* o) { o[0] = TILE_SIZE * DT + MINE; }\n')
     p = render("compile", str(k), "-D", "MINE=3", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
@@ -277,3 +280,11 @@ def test_ctrl_c_during_a_compile_ends_it_at_once(tmp_path):
         assert p.returncode == 130 and time.monotonic() - sent < 2, (p.returncode, err)
         assert err.strip().splitlines()[-1] == "render: interrupted; no partial output was written"
         assert "Traceback" not in err
+
+
+def test_the_host_side_scene_names_are_the_courses():
+    from circle_render.cuda.student import CUSTOM_SCENE, SceneName
+    header = (KERNEL_DIR / "course_compat.cuh").read_text()
+    enum = [e.strip() for e in re.search(r"enum SceneName \{(.*?)\};", header, re.S).group(1).split(",")]
+    assert [m.name for m in SceneName] == enum and SceneName.CUSTOM_SCENE == CUSTOM_SCENE
+    assert all(SceneName(SCENE_KINDS[n]) == SCENE_KINDS[n] for n in SCENE_NAMES)

@@ -6,6 +6,7 @@ cost").
 from __future__ import annotations
 
 import ctypes
+import enum
 
 import numpy as np
 
@@ -14,6 +15,26 @@ SCENE_KINDS = {name: k for k, name in enumerate(
     ("rgb", "rgby", "rand10k", "rand100k", "pattern", "snow", "fireworks", "hypnosis", "bouncingballs",
      "snowsingle", "biglittle", "littlebig", "rand1M", "micro2M"))}
 SNOWFLAKES, SNOWFLAKES_SINGLE_FRAME, CUSTOM_SCENE = SCENE_KINDS["snow"], SCENE_KINDS["snowsingle"], len(SCENE_KINDS)
+
+
+class SceneName(enum.IntEnum):
+    """The course's SceneName on the host (CudaRenderer's ``sceneName``): a scaffold renderer's
+    ``self.scene_name``, the value the kernels read as ``cuConstRendererParams.sceneName``."""
+    CIRCLE_RGB = 0
+    CIRCLE_RGBY = 1
+    CIRCLE_TEST_10K = 2
+    CIRCLE_TEST_100K = 3
+    PATTERN = 4
+    SNOWFLAKES = 5
+    FIREWORKS = 6
+    HYPNOSIS = 7
+    BOUNCING_BALLS = 8
+    SNOWFLAKES_SINGLE_FRAME = 9
+    BIG_LITTLE = 10
+    LITTLE_BIG = 11
+    CIRCLE_TEST_1M = 12
+    MICRO_2M = 13
+    CUSTOM_SCENE = 14
 
 # struct GlobalConstants (kernels/course_compat.cuh), laid out as the compiler lays it out.
 COURSE_PARAMS = np.dtype([("sceneName", np.int32), ("numCircles", np.int32), ("position", np.uint64),
@@ -51,10 +72,15 @@ class CourseParams:
 
     def __init__(self, state, image, scene):
         import cupy as cp
+        from circle_render.constants import ANIMATE_THREADS
+        from circle_render.cuda.module import Launch, load_module
         self.state = state                              # DeviceScene: .circles (n, 4), .colors, .velocity
         self.animated = scene.animation is not None
         self.position = cp.ascontiguousarray(state.circles[:, :3])          # (n, 3) float32
         self.radius = cp.ascontiguousarray(state.circles[:, 3])             # (n,) float32
+        self._split = Launch(load_module("course_params.cu").get_function("split_circles"),
+                             (max(1, -(-state.n // ANIMATE_THREADS)),), (ANIMATE_THREADS,),
+                             (state.circles, self.position, self.radius, np.int32(state.n))) if self.animated else None
         p = np.zeros((), COURSE_PARAMS)
         p["sceneName"], p["numCircles"] = scene_kind(scene), state.n
         p["position"], p["velocity"] = self.position.data.ptr, state.velocity.data.ptr
@@ -72,10 +98,10 @@ class CourseParams:
         _FILLED[id(module)] = self
 
     def refresh(self) -> None:
-        """After an animation step: the course's arrays from the scaffold's circles."""
-        if self.animated:
-            self.position[...] = self.state.circles[:, :3]
-            self.radius[...] = self.state.circles[:, 3]
+        """After an animation step: the course's arrays from the scaffold's circles (one launch,
+        its arguments prepared once)."""
+        if self._split is not None:
+            self._split()
 
 
 def describe_options(options) -> str:
@@ -160,6 +186,7 @@ class ScaffoldRenderer:
         self.width, self.height = width, height
         self.scene = DeviceScene(scene)
         self.image = DeviceImage(width, height, scene.shading)
+        self.scene_name = SceneName(scene_kind(scene))     # the course's host-side sceneName
         self.module = load_module(self.kernel_file, self.defines, options=self.compile_options)
         self.params = CourseParams(self.scene, self.image, scene) if declares_params(self.module) else None
         if self.params is not None:
@@ -170,6 +197,15 @@ class ScaffoldRenderer:
             self.render()                # once uncaptured: CuPy compiles its kernels, its pool grows
             self.synchronize()
             self._graph = CapturedRender(self.draw)
+
+    def capture(self, launches) -> CapturedRender:
+        """``launches`` (a function of no arguments that launches work: kernels, CuPy calls on
+        buffers made beforehand, no host reads) run once, then captured into a CUDA graph: call
+        the result to replay it with one launch. For the launches between a frame's host reads
+        (handout, section 9); capture again when a buffer they use is replaced."""
+        launches()                      # uncaptured first: CuPy compiles its kernels, its pool grows
+        self.synchronize()
+        return CapturedRender(launches)
 
     def setup(self, scene) -> None:
         """Per-scene set-up: your buffers, your kernels (the course's CudaRenderer::setup)."""

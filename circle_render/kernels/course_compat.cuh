@@ -129,39 +129,10 @@ __device__ __forceinline__ uint courseWarpInclusiveScan(uint value, uint lane, u
     return value;
 }
 
-// The course's case (size = the block's threads, whole warps or one warp): each warp scans its
-// own values (shuffles, no barrier), the last lane of each warp posts the warp's total, the first
-// warp scans the totals, and every thread adds its warp's offset. Block barriers: after the
-// totals are posted, after they are scanned, and after sOutput is written (so sOutput can be
-// read and sScratch reused at once): 3, the course's count (facts file); none for one warp.
-// Any other size or shape: Hillis and Steele's scan, ping-ponging between the halves of
-// sScratch, each thread taking entries t, t + threads, ... (log2(size) + 2 barriers).
-__device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
-                                                  volatile uint* sScratch, uint size) {
-    (void)threadIndex;
+// Any size, any block: Hillis and Steele's scan, ping-ponging between the halves of sScratch,
+// each thread taking entries t, t + threads, ... (log2(size) + 2 block barriers).
+__device__ __inline__ void courseScanAnyShape(uint* sInput, uint* sOutput, volatile uint* sScratch, uint size) {
     const uint t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
-    if (size == threads && (size <= 32 || size % 32 == 0)) {
-        const uint lane = t & 31, warp = t >> 5;
-        const unsigned mask = size >= 32 ? 0xffffffffu : (1u << size) - 1u;
-        const uint value = sInput[t];
-        const uint inclusive = courseWarpInclusiveScan(value, lane, mask);
-        if (size <= 32) {
-            sOutput[t] = inclusive - value;
-            __syncwarp(mask);
-            return;
-        }
-        if (lane == 31) sScratch[warp] = inclusive;
-        __syncthreads();
-        if (warp == 0) {
-            const uint warps = size >> 5;
-            const uint total = courseWarpInclusiveScan(lane < warps ? sScratch[lane] : 0u, lane, 0xffffffffu);
-            if (lane < warps) sScratch[lane] = total;   // inclusive: warp w starts at entry w - 1
-        }
-        __syncthreads();
-        sOutput[t] = inclusive - value + (warp > 0 ? sScratch[warp - 1] : 0u);
-        __syncthreads();
-        return;
-    }
     for (uint i = t; i < size; i += threads) sScratch[i] = i > 0 ? sInput[i - 1] : 0u;   // shifted: exclusive
     __syncthreads();
     uint from = 0, to = size;
@@ -172,5 +143,40 @@ __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput,
         const uint swap = from; from = to; to = swap;
     }
     for (uint i = t; i < size; i += threads) sOutput[i] = sScratch[from + i];
+    __syncthreads();
+}
+
+// The course's case (size = the block's threads, whole warps or one warp): each warp scans its
+// own values (shuffles, no barrier), the last lane of each warp posts the warp's total, the first
+// warp scans the totals, and every thread adds its warp's offset. Block barriers: after the
+// totals are posted, after they are scanned, and after sOutput is written (so sOutput can be
+// read and sScratch reused at once): 3, the course's count (facts file); none for one warp.
+// Any other size: courseScanAnyShape.
+__device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
+                                                  volatile uint* sScratch, uint size) {
+    (void)threadIndex;
+    const uint t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
+    if (size != threads || (size > 32 && size % 32 != 0)) {
+        courseScanAnyShape(sInput, sOutput, sScratch, size);
+        return;
+    }
+    const uint lane = t & 31, warp = t >> 5;
+    const unsigned mask = size >= 32 ? 0xffffffffu : (1u << size) - 1u;
+    const uint value = sInput[t];
+    const uint inclusive = courseWarpInclusiveScan(value, lane, mask);
+    if (size <= 32) {
+        sOutput[t] = inclusive - value;
+        __syncwarp(mask);
+        return;
+    }
+    if (lane == 31) sScratch[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        const uint warps = size >> 5;
+        const uint total = courseWarpInclusiveScan(lane < warps ? sScratch[lane] : 0u, lane, 0xffffffffu);
+        if (lane < warps) sScratch[lane] = total;       // inclusive: warp w starts at entry w - 1
+    }
+    __syncthreads();
+    sOutput[t] = inclusive - value + (warp > 0 ? sScratch[warp - 1] : 0u);
     __syncthreads();
 }
