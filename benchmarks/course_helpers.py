@@ -53,30 +53,31 @@ def helpers_alone(runs: int, size: int) -> dict:
     for h in (0, 1, 2):
         label = SETS[h]
         row: dict = {}
-        module, keep = _prepared(BENCH, {"HELPERS": h}, scenes["rand10k"], size)
+        module, _ = _prepared(BENCH, {"HELPERS": h}, scenes["rand10k"], size)
         sink = cp.zeros(4096, dtype=np.uint32)
         for block in ((16, 16), (32, 32), (32, 1)):
             scan = module.get_function("bench_scan")
             reps = 256
-            t = _ms(lambda: scan((4096,), block, (np.int32(reps), sink)), runs)
+            t = _ms(lambda scan=scan, block=block, reps=reps, sink=sink: scan((4096,), block, (np.int32(reps), sink)), runs)
             row[f"scan {block[0]}x{block[1]} (us per call, 4096 blocks)"] = 1e3 * t / reps
         if h != 2:
             for scene in ("rand10k", "snowsingle"):
-                m, keep2 = _prepared(BENCH, {"HELPERS": h}, scenes[scene], size)
+                m, _ = _prepared(BENCH, {"HELPERS": h}, scenes[scene], size)
                 shade = m.get_function("bench_shade")
                 grid = ((size + 15) // 16, (size + 15) // 16)
                 n = min(2048, scenes[scene].n)
                 row[f"shadePixel {scene} ({n} circles a pixel, ms)"] = _ms(
-                    lambda: shade(grid, (16, 16), (np.int32(0), np.int32(n))), runs)
+                    lambda shade=shade, grid=grid, n=n: shade(grid, (16, 16), (np.int32(0), np.int32(n))), runs)
             lookup, out_f = module.get_function("bench_lookup"), cp.zeros(1 << 20, dtype=np.float32)
-            row["lookupColor (1M threads x 256, ms)"] = _ms(lambda: lookup((4096,), (256,), (np.int32(256), out_f)), runs)
-            m, keep3 = _prepared(BENCH, {"HELPERS": h}, scenes["rand100k"], size)
+            row["lookupColor (1M threads x 256, ms)"] = _ms(
+                lambda lookup=lookup, out_f=out_f: lookup((4096,), (256,), (np.int32(256), out_f)), runs)
+            m, _ = _prepared(BENCH, {"HELPERS": h}, scenes["rand100k"], size)
             box, out_i = m.get_function("bench_box"), cp.zeros(2, dtype=np.int32)
             grid = ((size + 15) // 16, (size + 15) // 16)
             for exact in (0, 1):
                 name = "circleInBoxConservative" if not exact else "circleInBoxConservative + circleInBox"
                 row[f"{name} (rand100k x 16x16 tiles, ms)"] = _ms(
-                    lambda: box(grid, (16, 16), (np.int32(exact), out_i)), runs)
+                    lambda box=box, grid=grid, exact=exact, out_i=out_i: box(grid, (16, 16), (np.int32(exact), out_i)), runs)
         out[label] = row
         print(label, {k: round(v, 4) for k, v in row.items()}, flush=True)
     return out
@@ -89,8 +90,8 @@ def ports(runs: int, size: int, scenes: list[str]) -> dict:
         scene = make_scene(scene_name)
         for port, (block, tile) in (("tiled_scan", ((16, 16), 16)), ("tiled_exact", ((32, 32), 32))):
             row = {}
-            for h in SETS:
-                module, keep = _prepared(PORTS, {"HELPERS": h, "PORT": int(port == "tiled_exact")}, scene, size)
+            for h, label in SETS.items():
+                module, _ = _prepared(PORTS, {"HELPERS": h, "PORT": int(port == "tiled_exact")}, scene, size)
                 if port == "tiled_scan":
                     kernel = module.get_function("kernelRenderTiles")
                 else:
@@ -98,7 +99,8 @@ def ports(runs: int, size: int, scenes: list[str]) -> dict:
                     kernel = module.get_function("kernelRenderTilesSnow" if snow else "kernelRenderTilesFlat")
                 grid = ((size + tile - 1) // tile, (size + tile - 1) // tile)
                 heavy = scene.n >= 1_000_000 or h == 2
-                row[SETS[h]] = _ms(lambda: kernel(grid, block, ()), max(2, runs // 3) if heavy else runs)
+                row[label] = _ms(lambda kernel=kernel, grid=grid, block=block: kernel(grid, block, ()),
+                                 max(2, runs // 3) if heavy else runs)
             out[f"{port}/{scene_name}"] = row
             base = row[SETS[1]]
             print(f"{port:<12} {scene_name:<11}" + "".join(f" {k} {v:8.3f} ms ({v / base:.3f})" for k, v in row.items()),

@@ -100,7 +100,7 @@ def call_costs(n: int = 10_000, calls: int = 200) -> dict:
     for name, call in queued.items():
         call()
         sync()
-        t = wall_times(lambda: [call() for _ in range(calls)], runs=5, sync=sync).min
+        t = wall_times(lambda call=call: [call() for _ in range(calls)], runs=5, sync=sync).min
         out[name] = 1e3 * t / calls
     waits = {"int(x[-1]) (a host read: sync and copy)": lambda: int(a[-1]),
              "cudaDeviceSynchronize() (nothing queued)": sync,

@@ -55,9 +55,9 @@ def splice(original: str, course: str, name: str = "original") -> str:
     kernels, setup, render = parts(original)
     r0, r1 = _body(course, r"\bCudaRenderer::render\(\)\s*\{")
     course = course[:r0] + f"\n// ---- render(): {name} ----\n{render}" + course[r1:]
-    s0, s1 = _body(course, r"\bCudaRenderer::setup\(\)\s*\{")
+    _, s1 = _body(course, r"\bCudaRenderer::setup\(\)\s*\{")
     course = course[:s1] + f"\n    // ---- the end of setup(): {name} ----\n{setup}" + course[s1:]
-    at = re.search(r"^CudaRenderer::CudaRenderer\(\)", course, re.M)
+    at = re.search(r"^CudaRenderer::CudaRenderer\(\)", course, re.MULTILINE)
     if at is None:
         raise ValueError("the course's cudaRenderer.cu has no CudaRenderer::CudaRenderer()")
     return course[:at.start()] + f"// ---- kernels: {name} ----\n{kernels}\n" + course[at.start():]

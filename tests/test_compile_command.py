@@ -122,9 +122,9 @@ def test_bad_paths_are_one_line_errors(tmp_path):
 def test_the_parameter_block_matches_the_header():
     header = (KERNEL_DIR / "course_compat.cuh").read_text()
     assert f"sizeof(GlobalConstants) == {COURSE_PARAMS.itemsize}" in header
-    fields = re.search(r"struct GlobalConstants \{(.*?)\};", header, re.S).group(1)
+    fields = re.search(r"struct GlobalConstants \{(.*?)\};", header, re.DOTALL).group(1)
     assert re.findall(r"(\w+);", fields) == list(COURSE_PARAMS.names)
-    enum = re.search(r"enum SceneName \{(.*?)\};", header, re.S).group(1).split(",")
+    enum = re.search(r"enum SceneName \{(.*?)\};", header, re.DOTALL).group(1).split(",")
     course = ["CIRCLE_RGB", "CIRCLE_RGBY", "CIRCLE_TEST_10K", "CIRCLE_TEST_100K", "PATTERN", "SNOWFLAKES",
               "FIREWORKS", "HYPNOSIS", "BOUNCING_BALLS", "SNOWFLAKES_SINGLE_FRAME", "BIG_LITTLE", "LITTLE_BIG",
               "CIRCLE_TEST_1M", "MICRO_2M"]
@@ -276,7 +276,7 @@ def test_ctrl_c_during_a_compile_ends_it_at_once(tmp_path):
         time.sleep(delay)
         sent = time.monotonic()
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
+        _, err = p.communicate(timeout=60)
         assert p.returncode == 130 and time.monotonic() - sent < 2, (p.returncode, err)
         assert err.strip().splitlines()[-1] == "render: interrupted; no partial output was written"
         assert "Traceback" not in err
@@ -285,6 +285,6 @@ def test_ctrl_c_during_a_compile_ends_it_at_once(tmp_path):
 def test_the_host_side_scene_names_are_the_courses():
     from circle_render.cuda.student import CUSTOM_SCENE, SceneName
     header = (KERNEL_DIR / "course_compat.cuh").read_text()
-    enum = [e.strip() for e in re.search(r"enum SceneName \{(.*?)\};", header, re.S).group(1).split(",")]
+    enum = [e.strip() for e in re.search(r"enum SceneName \{(.*?)\};", header, re.DOTALL).group(1).split(",")]
     assert [m.name for m in SceneName] == enum and SceneName.CUSTOM_SCENE == CUSTOM_SCENE
     assert all(SceneName(SCENE_KINDS[n]) == SCENE_KINDS[n] for n in SCENE_NAMES)

@@ -208,8 +208,9 @@ def test_two_renderers_of_one_file_keep_their_own_parameters():
 
 
 def test_a_render_that_syncs_cannot_be_captured_and_says_why():
-    from circle_render.cuda.student import CapturedRender
     import cupy as cp
+
+    from circle_render.cuda.student import CapturedRender
     x = cp.arange(10)
     with pytest.raises(RuntimeError, match="cannot be captured into a CUDA graph"):
         CapturedRender(lambda: int(x.sum()))
@@ -218,7 +219,6 @@ def test_a_render_that_syncs_cannot_be_captured_and_says_why():
 
 
 def test_the_course_arrays_follow_the_circles_as_their_twin_says():
-    import cupy as cp
 
     from circle_render.cuda.device_scene import DeviceImage, DeviceScene
     from circle_render.cuda.student import CourseParams

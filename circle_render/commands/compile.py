@@ -28,8 +28,7 @@ from pathlib import Path
 
 import click
 
-from circle_render.cuda.module import (COURSE_HEADERS, KERNEL_DIR, check_options, kernel_source,
-                                       student_compile_options)
+from circle_render.cuda.module import COURSE_HEADERS, KERNEL_DIR, check_options, kernel_source, student_compile_options
 from circle_render.cuda.student import describe_options
 from circle_render.errors import UserError
 
@@ -77,7 +76,7 @@ def load_nvrtc():
     for candidate in _nvrtc_candidates():
         try:
             lib = ctypes.CDLL(candidate)
-            lib.nvrtcVersion
+            _ = lib.nvrtcVersion                   # AttributeError if it is not NVRTC
             return lib
         except (OSError, AttributeError):
             continue
@@ -119,7 +118,7 @@ def compile_nvcc(source: str, name: str, options: tuple[str, ...]) -> tuple[bool
         src, ptx = Path(tmp) / name, Path(tmp) / "k.ptx"
         src.write_bytes(source.encode())
         p = subprocess.run(["nvcc", "-ptx", "-o", str(ptx), str(src), *options], capture_output=True,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, check=False)
         log = (p.stdout + p.stderr).decode(errors="replace").strip()
         return p.returncode == 0, log, ptx.read_text(errors="replace") if p.returncode == 0 else ""
 
@@ -160,7 +159,7 @@ def in_child(fn, *args):
 
 def kernel_entries(ptx: str) -> list[str]:
     """The kernels of a PTX text, by the names the driver knows them by."""
-    return re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)*\.entry\s+([\w$]+)\s*\(", ptx, re.M)
+    return re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)*\.entry\s+([\w$]+)\s*\(", ptx, re.MULTILINE)
 
 
 def _plain_name(mangled: str) -> str:

@@ -66,8 +66,8 @@ def _blank_comments(text: str) -> str:
 # A directive's logical line, comments blanked: `#`, `include`, then "name" or <name>, with any
 # spaces, tabs and backslash-newlines between (the preprocessor joins those lines first).
 _GAP = r"(?:[ \t\f\v]|\\\r?\n)*"
-_INCLUDE = re.compile(rf"^{_GAP}#{_GAP}include{_GAP}(?:\"([^\"\n]+)\"|<([^>\n]+)>){_GAP}\r?$", re.M)
-_PRAGMA_ONCE = re.compile(rf"^{_GAP}#{_GAP}pragma{_GAP}once{_GAP}\r?$", re.M)
+_INCLUDE = re.compile(rf"^{_GAP}#{_GAP}include{_GAP}(?:\"([^\"\n]+)\"|<([^>\n]+)>){_GAP}\r?$", re.MULTILINE)
+_PRAGMA_ONCE = re.compile(rf"^{_GAP}#{_GAP}pragma{_GAP}once{_GAP}\r?$", re.MULTILINE)
 
 
 def _line_name(path: Path) -> str:
@@ -246,7 +246,7 @@ class Graph:
         self._capture(lambda: [launch() for launch in self.launches])
 
     @classmethod
-    def capture(cls, issue) -> "Graph":
+    def capture(cls, issue) -> Graph:
         """The graph of the kernels that ``issue()`` launches (on the current stream)."""
         graph = cls.__new__(cls)
         graph.launches = ()

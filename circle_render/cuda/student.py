@@ -72,6 +72,7 @@ class CourseParams:
 
     def __init__(self, state, image, scene):
         import cupy as cp
+
         from circle_render.constants import ANIMATE_THREADS
         from circle_render.cuda.module import Launch, load_module
         self.state = state                              # DeviceScene: .circles (n, 4), .colors, .velocity

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from circle_render.cuda.student import SceneName, ScaffoldRenderer
+from circle_render.cuda.student import ScaffoldRenderer, SceneName
 
 HERE = Path(__file__).resolve().parent
 TILE_DIM = 16                       # as the kernels' #define
