@@ -47,6 +47,7 @@ POINTS = {"cs149": (2, 7), "cmu": (2, 10)}                 # correctness, perfor
 ROW = re.compile(r"^\|\s*(\w+)\s*\|\s*([\d.]+)\**\s*\|\s*([\d.]+)?\s*(\(F\))?\s*\|\s*(\d+)\s*\|", re.MULTILINE)
 
 LOG: list[str] = []
+EXTRA: dict = {}        # --extra designs: name -> (original in the markers' form, "port.py:Class")
 
 
 def say(*parts) -> None:
@@ -98,8 +99,9 @@ def build(course: Path, design: str, work: Path) -> tuple[str, Path, float, str]
     folder = work / design
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(course / "harness" / "render", folder)
-    whole = splice((PORTS / f"{design}_course.cu").read_text(), (course / "harness" / "render" / "cudaRenderer.cu")
-                   .read_text(), f"{design}_course.cu")
+    original = EXTRA[design][0] if design in EXTRA else PORTS / f"{design}_course.cu"
+    whole = splice(original.read_text(), (course / "harness" / "render" / "cudaRenderer.cu").read_text(),
+                   original.name)
     (folder / "cudaRenderer.cu").write_text(whole)
     (folder / "objs").mkdir(exist_ok=True)
     p = subprocess.run(["make", "-j4", f"CXXFLAGS=-O3 -Wall -g -I{course}/include",
@@ -132,8 +134,8 @@ def run_checker(course: Path, folder: Path) -> tuple[dict, str, float]:
 def run_check(design: str, tf: str, logs: Path) -> tuple[dict, str, float]:
     """render check of the port, CS149 rules: ({scene: (passed, T, Tf, points)}, output, s)."""
     start = time.monotonic()
-    cmd = [sys.executable, "-m", "circle_render", "check", "-q", "--rules", "cs149", "--logs", str(logs),
-           "-r", f"{PORTS / 'course_ports.py'}:{DESIGNS[design]}"]
+    port = EXTRA[design][1] if design in EXTRA else f"{PORTS / 'course_ports.py'}:{DESIGNS[design]}"
+    cmd = [sys.executable, "-m", "circle_render", "check", "-q", "--rules", "cs149", "--logs", str(logs), "-r", port]
     if tf == "live":
         cmd += ["--tf", "live"]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
@@ -181,8 +183,12 @@ def table(design: str, rules: str, course: dict, checks: dict) -> tuple[str, dic
 def grade(a) -> dict:
     course, work = Path(a.course).resolve(), Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
-    designs = a.designs.split(",")
-    unknown = [d for d in designs if d not in DESIGNS]
+    for item in a.extra:
+        name, _, rest = item.partition("=")
+        original, _, port = rest.partition(":")
+        EXTRA[name] = (Path(original).resolve(), str(Path(port.rpartition(":")[0]).resolve()) + ":" + port.rpartition(":")[2])
+    designs = [d for d in a.designs.split(",") if d] + list(EXTRA)
+    unknown = [d for d in designs if d not in DESIGNS and d not in EXTRA]
     if unknown:
         raise SystemExit(f"unknown designs {unknown}; known: {', '.join(DESIGNS)}")
     snow_par = work / "snow.par"
@@ -262,6 +268,8 @@ def main() -> None:
                     help=f"of {', '.join(DESIGNS)} (pixel_loop takes minutes a GPU: its own call)")
     ap.add_argument("--tf", default="stored,live", help="stored (the default Tf: stored where there are stored "
                     "times), live (--tf live), or both")
+    ap.add_argument("--extra", action="append", default=[], metavar="NAME=ORIGINAL.cu:PORT.py:Class",
+                    help="another design: its original (in the markers' form, course_splice.py) and its port")
     ap.add_argument("--refbin", action="store_true", help="time the course's binary with and without -f instead")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()

@@ -70,6 +70,16 @@ def test_the_courses_scan_for_every_shape_it_promises(block):
             assert np.array_equal(t[reps:], want[:, -1])
 
 
+@pytest.mark.parametrize("block", [(256,), (16, 16), (1024,), (32,)])
+@pytest.mark.parametrize("size", [1, 16, 32])
+def test_a_small_scan_from_some_threads_of_a_larger_block(block, size):
+    import cupy as cp
+    v = np.random.default_rng(size).integers(0, 9, size).astype(np.uint32)
+    out = cp.zeros(size, dtype=np.uint32)
+    _module().get_function("small_scan_from_some_threads")((1,), block, (cp.asarray(v), out, np.int32(size)))
+    assert np.array_equal(out.get(), np.cumsum(v) - v)
+
+
 def test_student_files_fuse_multiply_adds_unless_told_not_to():
     import cupy as cp
 
@@ -243,3 +253,19 @@ def test_capture_replays_the_launches_between_host_reads():
     step()
     step()
     assert x.get().tolist() == [3] * 4
+
+
+def test_write_constant_is_cudaMemcpyToSymbol():
+    import cupy as cp
+    r = PORTS.TiledScanRenderer()
+    r.load(make_scene("rgb"), 32, 32)
+    r.module = _module()                                 # a file with constants of its own
+    r.write_constant("myParams", np.array((6, 0.5), dtype=[("tiles", np.int32), ("scale", np.float32)]))
+    r.write_constant("myTable", np.array([1, 2, 3, 4], dtype=np.float32))
+    out = cp.zeros(1, dtype=np.float32)
+    r.module.get_function("read_my_constants")((1,), (1,), (out,))
+    assert out.get()[0] == 3 + 1 + 4
+    with pytest.raises(ValueError, match="no __constant__"):
+        r.write_constant("notThere", np.int32(1))
+    with pytest.raises(ValueError, match="holds 16"):
+        r.write_constant("myTable", np.zeros(5, dtype=np.float32))

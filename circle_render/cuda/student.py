@@ -199,6 +199,23 @@ class ScaffoldRenderer:
             self.synchronize()
             self._graph = CapturedRender(self.draw)
 
+    def write_constant(self, name: str, value) -> None:
+        """The course's ``cudaMemcpyToSymbol(name, &value, sizeof(value))``: ``value`` (a NumPy
+        scalar, array or structured value, laid out as the kernel declares the symbol) copied into
+        the module's ``__constant__`` (or ``__device__``) variable ``name``. For your own constants
+        beside cuConstRendererParams (fields you would have added to GlobalConstants go in a struct
+        of your own). The module is shared by every renderer of the file: write it in setup(), and
+        again in draw() if renderers of one file draw different scenes in turn."""
+        host = np.ascontiguousarray(value)
+        try:
+            symbol = self.module.get_global(name)
+        except Exception as e:                          # CuPy raises the driver's "not found"
+            raise ValueError(f"{self.kernel_file}: no __constant__ or __device__ variable {name!r} "
+                             "(a C++ name: declare it outside any namespace)") from e
+        if host.nbytes > symbol.mem.size:
+            raise ValueError(f"{name}: {host.nbytes} bytes given, the variable holds {symbol.mem.size}")
+        symbol.copy_from_host(ctypes.c_void_p(host.ctypes.data), host.nbytes)
+
     def capture(self, launches) -> CapturedRender:
         """``launches`` (a function of no arguments that launches work: kernels, CuPy calls on
         buffers made beforehand, no host reads) run once, then captured into a CUDA graph: call

@@ -33,9 +33,10 @@
 //       sScratch holds 2 * size entries. Every thread of the block calls it. The course's case,
 //       size = the block's thread count (a power of two up to 1024, or any whole number of
 //       warps), any block shape (1D, 16 x 16, 32 x 32: threads counted by their linear index,
-//       x first), costs what the course's scan costs: 3 block barriers above one warp, none for
-//       one warp of at most 32. sInput may be sOutput. sOutput is complete for every thread when
-//       it returns. Any other size (threads != size) takes a slower general path, also correct.
+//       x first), costs what the course's scan costs: 3 block barriers above one warp; 32 entries
+//       or fewer are one warp scan by the block's first warp, no block barrier (that warp may
+//       call it alone). sInput may be sOutput. sOutput is complete for every thread when it
+//       returns. Any other size (threads != size) takes a slower general path, also correct.
 //       (threadIndex is accepted for the course's signature; the linear index is used.)
 #pragma once
 #include "helpers.cuh"
@@ -146,29 +147,33 @@ __device__ __inline__ void courseScanAnyShape(uint* sInput, uint* sOutput, volat
     __syncthreads();
 }
 
-// The course's case (size = the block's threads, whole warps or one warp): each warp scans its
-// own values (shuffles, no barrier), the last lane of each warp posts the warp's total, the first
-// warp scans the totals, and every thread adds its warp's offset. Block barriers: after the
-// totals are posted, after they are scanned, and after sOutput is written (so sOutput can be
-// read and sScratch reused at once): 3, the course's count (facts file); none for one warp.
-// Any other size: courseScanAnyShape.
+// The course's case (size = the block's threads, whole warps): each warp scans its own values
+// (shuffles, no barrier), the last lane of each warp posts the warp's total, the first warp
+// scans the totals, and every thread adds its warp's offset. Block barriers: after the totals
+// are posted, after they are scanned, and after sOutput is written (so sOutput can be read and
+// sScratch reused at once): 3, the course's count (facts file). At most 32 entries: one warp
+// scan by the block's first warp and no block barrier, as the course's (so the threads of that
+// warp may call it alone, e.g. under `if (threadIdx.x < 16)`). Any other size: courseScanAnyShape.
 __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
                                                   volatile uint* sScratch, uint size) {
     (void)threadIndex;
     const uint t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
-    if (size != threads || (size > 32 && size % 32 != 0)) {
-        courseScanAnyShape(sInput, sOutput, sScratch, size);
-        return;
-    }
     const uint lane = t & 31, warp = t >> 5;
-    const unsigned mask = size >= 32 ? 0xffffffffu : (1u << size) - 1u;
-    const uint value = sInput[t];
-    const uint inclusive = courseWarpInclusiveScan(value, lane, mask);
     if (size <= 32) {
-        sOutput[t] = inclusive - value;
+        if (warp != 0) return;
+        const unsigned mask = __activemask();           // lanes 0 .. size - 1 at least
+        const uint value = lane < size ? sInput[lane] : 0u;
+        const uint inclusive = courseWarpInclusiveScan(value, lane, mask);
+        if (lane < size) sOutput[lane] = inclusive - value;
         __syncwarp(mask);
         return;
     }
+    if (size != threads || size % 32 != 0) {
+        courseScanAnyShape(sInput, sOutput, sScratch, size);
+        return;
+    }
+    const uint value = sInput[t];
+    const uint inclusive = courseWarpInclusiveScan(value, lane, 0xffffffffu);
     if (lane == 31) sScratch[warp] = inclusive;
     __syncthreads();
     if (warp == 0) {

@@ -34,6 +34,18 @@ extern "C" __global__ void course_scan_use(const uint* in, uint* out, uint* tota
     }
 }
 
+// A small scan called by the first `size` threads of a larger block alone (size <= 32), as real
+// solutions call it: the course's scan is one warp scan there, with no block barrier.
+extern "C" __global__ void small_scan_from_some_threads(const uint* in, uint* out, int size) {
+    __shared__ uint sIn[32], sOut[32], scratch[64];
+    const int t = thread_in_block();
+    if (t < size) {
+        sIn[t] = in[t];
+        sharedMemExclusiveScan(t, sIn, sOut, scratch, size);
+        out[t] = sOut[t];
+    }
+}
+
 // a * b + c, fused or not as the file was compiled: with a = b = 1 + 2^-12 and c = -(1 + 2^-11),
 // 2^-24 fused, 0 rounded after the multiply
 extern "C" __global__ void multiply_add(const float* in, float* out) { out[0] = in[0] * in[1] + in[2]; }
@@ -73,3 +85,11 @@ extern "C" __global__ void course_shade() {
 
 // the student's macros are theirs
 extern "C" __global__ void own_macros(float* out) { out[0] = TILE_SIZE * DT; }
+
+// A student's own constants beside cuConstRendererParams (ScaffoldRenderer.write_constant).
+struct MyParams { int tiles; float scale; };
+__constant__ MyParams myParams;
+__constant__ float myTable[4];
+extern "C" __global__ void read_my_constants(float* out) {
+    out[0] = myParams.tiles * myParams.scale + myTable[0] + myTable[3];
+}
