@@ -288,3 +288,19 @@ def test_the_host_side_scene_names_are_the_courses():
     enum = [e.strip() for e in re.search(r"enum SceneName \{(.*?)\};", header, re.DOTALL).group(1).split(",")]
     assert [m.name for m in SceneName] == enum and SceneName.CUSTOM_SCENE == CUSTOM_SCENE
     assert all(SceneName(SCENE_KINDS[n]) == SCENE_KINDS[n] for n in SCENE_NAMES)
+
+
+@needs_compiler
+def test_a_students_own_copy_of_a_course_helper(tmp_path):
+    """A changed shadePixel with the course's parameters, or the course's scan kept beside the
+    file, is a second definition unless COURSE_OWN_... leaves the name to the student."""
+    own = ('__device__ __inline__ void shadePixel(int i, float2 c, float3 p, float4* img) { img->x = 1.f; }\n'
+           '__device__ __inline__ void sharedMemExclusiveScan(int t, uint* in, uint* out, volatile uint* s, uint n) '
+           '{ out[t] = 0; }\n'
+           'extern "C" __global__ void k(float4* img) { shadePixel(0, make_float2(0, 0), make_float3(0, 0, 0), img); }\n')
+    k = tmp_path / "k.cu"
+    k.write_text('#include "course_compat.cuh"\n' + own)
+    assert render("compile", str(k), cwd=tmp_path).returncode == 1
+    k.write_text('#define COURSE_OWN_SHADE_PIXEL\n#define COURSE_OWN_SCAN\n#include "course_compat.cuh"\n' + own)
+    p = render("compile", str(k), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr

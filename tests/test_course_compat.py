@@ -19,7 +19,8 @@ def linear_index(block):
 
 
 def warp_inclusive(values, lanes):
-    """courseWarpInclusiveScan: 5 shuffle-up steps; a lane adds the value `step` lanes below it."""
+    """courseWarpWindowScan (and courseWarpInclusiveScan): 5 doubling steps; a lane adds the value
+    `step` lanes below it (a zero below lane 0)."""
     v = values.copy()
     for step in (1, 2, 4, 8, 16):
         up = np.array([v[i - step] if lanes[i] >= step else 0 for i in range(len(v))], dtype=v.dtype)
@@ -43,13 +44,13 @@ def model_scan(block, s_input):
         out[t] = inclusive - mine
         return out
     scratch = np.zeros(2 * size, dtype=s_input.dtype)
-    scratch[warp[lane == 31]] = inclusive[lane == 31]            # barrier 1 after this
+    scratch[warp[lane == 31]] = inclusive[lane == 31]            # after barrier 1
     warps = size >> 5
     first = np.arange(32)
     totals = warp_inclusive(np.where(first < warps, scratch[:32], 0).astype(s_input.dtype), first)
-    scratch[:warps] = totals[:warps]                              # barrier 2 after this
-    offset = np.where(warp > 0, scratch[np.maximum(warp - 1, 0)], 0)
-    out[t] = inclusive - mine + offset                            # barrier 3 after this
+    # barrier 2 before this
+    exclusive_totals = totals[:warps] - scratch[:warps]           # the first warp's exclusive scan
+    out[t] = exclusive_totals[warp] + inclusive - mine            # after barrier 3
     return out
 
 

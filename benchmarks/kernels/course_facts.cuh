@@ -101,3 +101,20 @@ __device__ __inline__ void factsScan(int threadIndex, uint* sInput, uint* sOutpu
     __syncthreads();
     sOutput[threadIndex] = inclusive - value + sScratch[warp];
 }
+
+// Not the facts': the same three barriers with each warp's scan in shuffles (course_compat.cuh's
+// scan before it took the course's warp step), kept to show what a faster scan changes.
+__device__ __inline__ void shuffleScan(int threadIndex, uint* sInput, uint* sOutput, volatile uint* sScratch, uint size) {
+    const uint lane = threadIndex & 31, warp = threadIndex >> 5;
+    const uint value = sInput[threadIndex];
+    const uint inclusive = courseWarpInclusiveScan(value, lane, 0xffffffffu);
+    if (lane == 31) sScratch[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        const uint total = courseWarpInclusiveScan(lane < size / 32 ? sScratch[lane] : 0u, lane, 0xffffffffu);
+        if (lane < size / 32) sScratch[lane] = total;
+    }
+    __syncthreads();
+    sOutput[threadIndex] = inclusive - value + (warp > 0 ? sScratch[warp - 1] : 0u);
+    __syncthreads();
+}

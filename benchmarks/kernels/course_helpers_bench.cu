@@ -1,7 +1,8 @@
 // Each course-compatible helper (course_compat.cuh) against its version from the facts
 // (course_facts.cuh), in the course's shapes, for benchmarks/course_helpers.py. HELPERS picks the
 // set at compile time: 0 the scaffold's, 1 the facts', 2 the scaffold's with its any-shape scan
-// (Hillis and Steele: what course_compat.cuh had before, 10 barriers at 256).
+// (Hillis and Steele: what course_compat.cuh had first, 10 barriers at 256), 3 its scan of
+// shuffles (course_facts.cuh's shuffleScan: what it had next, before it took the course's warp step).
 #include "course_facts.cuh"
 
 #ifndef HELPERS
@@ -20,6 +21,8 @@
 #define IN_BOX circleInBox
 #if HELPERS == 2
 #define SCAN(t, in, out, scratch, size) courseScanAnyShape(in, out, scratch, size)
+#elif HELPERS == 3
+#define SCAN shuffleScan
 #else
 #define SCAN sharedMemExclusiveScan
 #endif

@@ -33,11 +33,17 @@
 //       sScratch holds 2 * size entries. Every thread of the block calls it. The course's case,
 //       size = the block's thread count (a power of two up to 1024, or any whole number of
 //       warps), any block shape (1D, 16 x 16, 32 x 32: threads counted by their linear index,
-//       x first), costs what the course's scan costs: 3 block barriers above one warp; 32 entries
-//       or fewer are one warp scan by the block's first warp, no block barrier (that warp may
-//       call it alone). sInput may be sOutput. sOutput is complete for every thread when it
-//       returns. Any other size (threads != size) takes a slower general path, also correct.
+//       x first), works as the course's scan does and costs what it costs: 3 block barriers, each
+//       warp's scan in shared memory; 32 entries or fewer are one warp scan by the block's first
+//       warp, no block barrier (that warp may call it alone). sInput may be sOutput. As with the
+//       course's, __syncthreads() before reading another thread's sOutput. Any other size
+//       (threads != size) takes a slower general path, also correct.
 //       (threadIndex is accepted for the course's signature; the linear index is used.)
+//
+// Kept your own copy of one of these (a shadePixel you changed but whose parameters are the
+// course's, the course's exclusiveScan.cu_inl beside your file)? Define COURSE_OWN_SHADE_PIXEL,
+// COURSE_OWN_LOOKUP_COLOR, COURSE_OWN_BOX_TESTS or COURSE_OWN_SCAN before including this file,
+// and this file leaves that name to you.
 #pragma once
 #include "helpers.cuh"
 
@@ -71,6 +77,7 @@ __constant__ float cuConstColorRamp[COLOR_MAP_SIZE][3] = {
     {CR_SNOW_RAMP_R4, CR_SNOW_RAMP_G4, CR_SNOW_RAMP_B4}};
 static_assert(COLOR_MAP_SIZE == 5, "the course's ramp has five entries");
 
+#ifndef COURSE_OWN_LOOKUP_COLOR
 // Entries base and base + 1 weighted by 1 - w and w, with base = int(coord * 4) (at most 4).
 __device__ __inline__ float3 lookupColor(float coord) {
     const float scaled = coord * (float)(COLOR_MAP_SIZE - 1);
@@ -80,7 +87,9 @@ __device__ __inline__ float3 lookupColor(float coord) {
                        keep * cuConstColorRamp[base][1] + w * cuConstColorRamp[next][1],
                        keep * cuConstColorRamp[base][2] + w * cuConstColorRamp[next][2]);
 }
+#endif
 
+#ifndef COURSE_OWN_SHADE_PIXEL
 // The facts' arithmetic, operation for operation and with plain operators, so a student's file
 // compiles to what the course's own shadePixel compiles to under the same options (the course
 // fuses multiply-adds: nvcc's default, and the scaffold's for a student's file).
@@ -108,7 +117,9 @@ __device__ __inline__ void shadePixel(int circleIndex, float2 pixelCenter, float
     *imagePtr = make_float4(alpha * rgb.x + keep * old.x, alpha * rgb.y + keep * old.y,
                             alpha * rgb.z + keep * old.z, alpha + old.w);
 }
+#endif
 
+#ifndef COURSE_OWN_BOX_TESTS
 __device__ __inline__ int circleInBoxConservative(float circleX, float circleY, float circleRadius, float boxL,
                                                   float boxR, float boxT, float boxB) {
     return circleX >= boxL - circleRadius && circleX <= boxR + circleRadius && circleY >= boxB - circleRadius
@@ -119,8 +130,10 @@ __device__ __inline__ int circleInBox(float circleX, float circleY, float circle
                                       float boxT, float boxB) {
     return circle_in_box(make_float4(circleX, circleY, 0.f, circleRadius), boxL, boxR, boxB, boxT);
 }
+#endif
 
-// Inclusive scan of one value a lane over the lanes in mask (lanes 0..k-1 of one warp).
+// Inclusive scan of one value a lane over the lanes in mask (lanes 0..k-1 of one warp), by
+// shuffles: the scan of 32 or fewer entries.
 __device__ __forceinline__ uint courseWarpInclusiveScan(uint value, uint lane, unsigned mask) {
 #pragma unroll
     for (uint step = 1; step < 32; step <<= 1) {
@@ -128,6 +141,24 @@ __device__ __forceinline__ uint courseWarpInclusiveScan(uint value, uint lane, u
         if (lane >= step) value += up;
     }
     return value;
+}
+
+// One whole warp's inclusive scan of its lanes' values in a 64-entry window of shared memory
+// (the lower half zeros, so no lane tests its index): 5 doubling steps, __syncwarp only. The
+// course's warp step (facts file); shuffles would be faster (benchmarks/course_helpers.py), and a
+// port must cost what its original costs.
+__device__ __forceinline__ uint courseWarpWindowScan(uint value, volatile uint* window, uint lane) {
+    window[lane] = 0u;
+    window[lane + 32] = value;
+    __syncwarp();
+#pragma unroll
+    for (uint step = 1; step < 32; step <<= 1) {
+        const uint add = window[lane + 32 - step];
+        __syncwarp();
+        window[lane + 32] = window[lane + 32] + add;
+        __syncwarp();
+    }
+    return window[lane + 32];
 }
 
 // Any size, any block: Hillis and Steele's scan, ping-ponging between the halves of sScratch,
@@ -147,13 +178,16 @@ __device__ __inline__ void courseScanAnyShape(uint* sInput, uint* sOutput, volat
     __syncthreads();
 }
 
-// The course's case (size = the block's threads, whole warps): each warp scans its own values
-// (shuffles, no barrier), the last lane of each warp posts the warp's total, the first warp
-// scans the totals, and every thread adds its warp's offset. Block barriers: after the totals
-// are posted, after they are scanned, and after sOutput is written (so sOutput can be read and
-// sScratch reused at once): 3, the course's count (facts file). At most 32 entries: one warp
-// scan by the block's first warp and no block barrier, as the course's (so the threads of that
-// warp may call it alone, e.g. under `if (threadIdx.x < 16)`). Any other size: courseScanAnyShape.
+#ifndef COURSE_OWN_SCAN
+// The course's case (size = the block's threads, whole warps), as the facts describe the
+// course's: each warp scans its values in its own window of sScratch; a block barrier; the last
+// lane of each warp posts the warp's total; a barrier; the first warp scans the totals
+// (exclusive) the same way; a barrier; each thread writes its warp's offset + its inclusive
+// prefix - its input. 3 block barriers, and none after the last write: as with the course's,
+// __syncthreads() before reading another thread's sOutput. At most 32 entries: one warp scan by
+// the block's first warp (shuffles) and no block barrier, as the course's (so the threads of
+// that warp may call it alone, e.g. under `if (threadIdx.x < 16)`). Any other size:
+// courseScanAnyShape.
 __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
                                                   volatile uint* sScratch, uint size) {
     (void)threadIndex;
@@ -173,15 +207,17 @@ __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput,
         return;
     }
     const uint value = sInput[t];
-    const uint inclusive = courseWarpInclusiveScan(value, lane, 0xffffffffu);
+    const uint inclusive = courseWarpWindowScan(value, sScratch + 64 * warp, lane);
+    __syncthreads();
     if (lane == 31) sScratch[warp] = inclusive;
     __syncthreads();
     if (warp == 0) {
         const uint warps = size >> 5;
-        const uint total = courseWarpInclusiveScan(lane < warps ? sScratch[lane] : 0u, lane, 0xffffffffu);
-        if (lane < warps) sScratch[lane] = total;       // inclusive: warp w starts at entry w - 1
+        const uint total = lane < warps ? sScratch[lane] : 0u;
+        const uint before = courseWarpWindowScan(total, sScratch + 64, lane) - total;   // warp 1's window: free
+        if (lane < warps) sScratch[lane] = before;
     }
     __syncthreads();
-    sOutput[t] = inclusive - value + (warp > 0 ? sScratch[warp - 1] : 0u);
-    __syncthreads();
+    sOutput[t] = sScratch[warp] + inclusive - value;
 }
+#endif

@@ -17,8 +17,8 @@ extern "C" __global__ void shared_scan(const uint* in, uint* out, int size) {
 
 // The course's use: size = the block's threads; each thread posts its own value and calls the
 // scan at once (no barrier before: each thread reads only its own input), reps times over in,
-// in place when inPlace (sInput == sOutput); the results and the total are read as soon as it
-// returns (it promises sOutput complete). out: reps * size prefixes; totals: reps sums.
+// in place when inPlace (sInput == sOutput); its own result at once, another thread's after a
+// __syncthreads (as with the course's scan). out: reps * size prefixes; totals: reps sums.
 extern "C" __global__ void course_scan_use(const uint* in, uint* out, uint* totals, int reps, int inPlace) {
     __shared__ uint sIn[1024], sOut[1024], scratch[2048];
     const int t = thread_in_block(), size = blockDim.x * blockDim.y * blockDim.z;
@@ -29,6 +29,7 @@ extern "C" __global__ void course_scan_use(const uint* in, uint* out, uint* tota
         sharedMemExclusiveScan(t, sIn, result, scratch, size);
         out[rep * size + t] = result[t];
         if (t == size - 1) totals[rep] = result[t] + mine;
+        __syncthreads();
         if (t == 0 && size > 1) totals[reps + rep] = result[size - 1];     // another thread's entry
         __syncthreads();                               // sIn is rewritten by the next rep
     }
