@@ -27,6 +27,7 @@ COMMANDS = {
     "course-ports": ("course_port_graph.py", "the handout's launch-cost lesson: course ports, Python vs graph"),
     "course-helpers": ("course_helpers.py", "course_compat.cuh's helpers against versions from the course's facts"),
     "course-fidelity": ("course_fidelity.py", "course-style originals graded by the course's checker beside their ports"),
+    "course-splice": ("course_splice.py", "the whole cudaRenderer.cu of a course-style original, for the course's harness"),
     "viewer": ("viewer_cost.py", "the viewer's GPU cost"),
     "scenefiles": ("scene_files.py", ".par / .circles saving and loading (CPU)"),
     "cpu-peers": ("cpu_peers.py", "cpu-fast against the CPU libraries and -r cpu (CPU)"),
