@@ -14,8 +14,9 @@ from circle_render.cuda.student import COURSE_PARAMS, SCENE_KINDS, scene_kind
 from circle_render.scenes import SCENE_NAMES, make_scene
 
 NVRTC = load_nvrtc()
-needs_nvrtc = pytest.mark.skipif(NVRTC is None, reason="NVRTC not installed (pip install nvidia-cuda-nvrtc-cu12)")
-needs_compiler = pytest.mark.skipif(NVRTC is None and shutil.which("nvcc") is None, reason="no CUDA compiler")
+needs_nvrtc = pytest.mark.skipif(NVRTC is None, reason="needs NVRTC, CUDA's compiler library: pip install -e '.[compile]'")
+needs_compiler = pytest.mark.skipif(NVRTC is None and shutil.which("nvcc") is None,
+                                    reason="needs a CUDA compiler: NVRTC (pip install -e '.[compile]') or nvcc on PATH")
 
 
 def test_ci_has_nvrtc():
