@@ -67,6 +67,6 @@ def test_the_fast_path_has_the_courses_three_block_barriers():
     """Above one warp: 3 __syncthreads (the course's count, facts file); one warp: none."""
     header = (KERNEL_DIR / "course_compat.cuh").read_text()
     fast = header[header.index("__device__ __inline__ void sharedMemExclusiveScan("):]
-    one_warp = fast[fast.index("if (size <= 32) {"):fast.index("if (size != threads")]
+    one_warp = fast[fast.index("if (size <= 32) {"):fast.index("if (size != blockDim.x")]
     assert len(re.findall(r"__syncthreads\(\)", fast)) == 3
     assert "__syncthreads" not in one_warp and "__syncwarp" in one_warp

@@ -130,6 +130,19 @@ def compiled_with(renderer) -> str | None:
     return f"{Path(kernel_file).name}: NVRTC, {describe_options(options)}"
 
 
+def symbol_bytes(module, name: str) -> int | None:
+    """The size of a module's global variable, from the driver (cuModuleGetGlobal), or None
+    where the driver cannot be asked."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        pointer, size = ctypes.c_uint64(), ctypes.c_size_t()
+        status = lib.cuModuleGetGlobal_v2(ctypes.byref(pointer), ctypes.byref(size),
+                                          ctypes.c_void_p(module.module.ptr), name.encode())
+    except (OSError, AttributeError):
+        return None
+    return size.value if status == 0 else None
+
+
 class CapturedRender:
     """``render`` (a function of no arguments that only launches work on the current stream:
     kernels, and CuPy calls on buffers made beforehand) captured once into a CUDA graph, then
@@ -212,8 +225,9 @@ class ScaffoldRenderer:
         except Exception as e:                          # CuPy raises the driver's "not found"
             raise ValueError(f"{self.kernel_file}: no __constant__ or __device__ variable {name!r} "
                              "(a C++ name: declare it outside any namespace)") from e
-        if host.nbytes > symbol.mem.size:
-            raise ValueError(f"{name}: {host.nbytes} bytes given, the variable holds {symbol.mem.size}")
+        size = symbol_bytes(self.module, name)          # CuPy's pointer does not know it
+        if size is not None and host.nbytes > size:
+            raise ValueError(f"{name}: {host.nbytes} bytes given, the variable holds {size}")
         symbol.copy_from_host(ctypes.c_void_p(host.ctypes.data), host.nbytes)
 
     def capture(self, launches) -> CapturedRender:

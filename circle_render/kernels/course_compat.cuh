@@ -30,15 +30,15 @@
 //   void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
 //                               volatile uint* sScratch, uint size)
 //       sOutput[i] = sInput[0] + ... + sInput[i - 1] for i < size, all in shared memory;
-//       sScratch holds 2 * size entries. Every thread of the block calls it. The course's case,
-//       size = the block's thread count (a power of two up to 1024, or any whole number of
-//       warps), any block shape (1D, 16 x 16, 32 x 32: threads counted by their linear index,
-//       x first), works as the course's scan does and costs what it costs: 3 block barriers, each
-//       warp's scan in shared memory; 32 entries or fewer are one warp scan by the block's first
-//       warp, no block barrier (that warp may call it alone). sInput may be sOutput. As with the
-//       course's, __syncthreads() before reading another thread's sOutput. Any other size
-//       (threads != size) takes a slower general path, also correct.
-//       (threadIndex is accepted for the course's signature; the linear index is used.)
+//       sScratch holds 2 * size entries. Every thread of the block calls it, threadIndex its
+//       linear index in the block (threadIdx.y * blockDim.x + threadIdx.x), as the course
+//       requires. The course's case, size = the block's thread count (a power of two up to 1024,
+//       or any whole number of warps), 1D or 2D blocks, works as the course's scan does and costs
+//       what it costs: 3 block barriers, each warp's scan in shared memory; 32 entries or fewer
+//       are one warp scan by the block's first warp, no block barrier (that warp may call it
+//       alone). sInput may be sOutput. As with the course's, __syncthreads() before reading
+//       another thread's sOutput. Any other size (threads != size) takes a slower general path
+//       (the linear index from the block itself), also correct.
 //
 // Kept your own copy of one of these (a shadePixel you changed but whose parameters are the
 // course's, the course's exclusiveScan.cu_inl beside your file)? Define COURSE_OWN_SHADE_PIXEL,
@@ -145,13 +145,12 @@ __device__ __forceinline__ uint courseWarpInclusiveScan(uint value, uint lane, u
 
 // One whole warp's inclusive scan of its lanes' values in a 64-entry window of shared memory
 // (the lower half zeros, so no lane tests its index): 5 doubling steps, __syncwarp only. The
-// course's warp step (facts file); shuffles would be faster (benchmarks/course_helpers.py), and a
-// port must cost what its original costs.
+// course's warp step (facts file); shuffles are faster (benchmarks/course_helpers.py), and a port
+// must cost what its original costs.
 __device__ __forceinline__ uint courseWarpWindowScan(uint value, volatile uint* window, uint lane) {
     window[lane] = 0u;
     window[lane + 32] = value;
     __syncwarp();
-#pragma unroll
     for (uint step = 1; step < 32; step <<= 1) {
         const uint add = window[lane + 32 - step];
         __syncwarp();
@@ -182,17 +181,16 @@ __device__ __inline__ void courseScanAnyShape(uint* sInput, uint* sOutput, volat
 // The course's case (size = the block's threads, whole warps), as the facts describe the
 // course's: each warp scans its values in its own window of sScratch; a block barrier; the last
 // lane of each warp posts the warp's total; a barrier; the first warp scans the totals
-// (exclusive) the same way; a barrier; each thread writes its warp's offset + its inclusive
-// prefix - its input. 3 block barriers, and none after the last write: as with the course's,
-// __syncthreads() before reading another thread's sOutput. At most 32 entries: one warp scan by
-// the block's first warp (shuffles) and no block barrier, as the course's (so the threads of
-// that warp may call it alone, e.g. under `if (threadIdx.x < 16)`). Any other size:
-// courseScanAnyShape.
+// (exclusive) the same way; a barrier; each thread writes its inclusive prefix - its input + its
+// warp's offset. 3 block barriers, and none after the last write: as with the course's,
+// __syncthreads() before reading another thread's sOutput. threadIndex is the thread's linear
+// index in its block (threadIdx.y * blockDim.x + threadIdx.x), as the course requires. At most
+// 32 entries: one warp scan by the block's first warp (shuffles), no block barrier, as the
+// course's (so the threads of that warp may call it alone, e.g. under `if (threadIdx.x < 16)`).
+// Any other size: courseScanAnyShape.
 __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
                                                   volatile uint* sScratch, uint size) {
-    (void)threadIndex;
-    const uint t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
-    const uint lane = t & 31, warp = t >> 5;
+    const uint lane = threadIndex & 31, warp = threadIndex >> 5;
     if (size <= 32) {
         if (warp != 0) return;
         const unsigned mask = __activemask();           // lanes 0 .. size - 1 at least
@@ -202,22 +200,22 @@ __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput,
         __syncwarp(mask);
         return;
     }
-    if (size != threads || size % 32 != 0) {
+    if (size != blockDim.x * blockDim.y * blockDim.z || size % 32 != 0) {
         courseScanAnyShape(sInput, sOutput, sScratch, size);
         return;
     }
-    const uint value = sInput[t];
+    const uint value = sInput[threadIndex];
     const uint inclusive = courseWarpWindowScan(value, sScratch + 64 * warp, lane);
     __syncthreads();
     if (lane == 31) sScratch[warp] = inclusive;
     __syncthreads();
     if (warp == 0) {
-        const uint warps = size >> 5;
-        const uint total = lane < warps ? sScratch[lane] : 0u;
+        const uint total = lane < size / 32 ? sScratch[lane] : 0u;
         const uint before = courseWarpWindowScan(total, sScratch + 64, lane) - total;   // warp 1's window: free
-        if (lane < warps) sScratch[lane] = before;
+        __syncwarp();
+        if (lane < size / 32) sScratch[lane] = before;
     }
     __syncthreads();
-    sOutput[t] = sScratch[warp] + inclusive - value;
+    sOutput[threadIndex] = inclusive - value + sScratch[warp];
 }
 #endif

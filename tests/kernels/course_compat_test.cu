@@ -11,7 +11,7 @@ extern "C" __global__ void shared_scan(const uint* in, uint* out, int size) {
     const int t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
     for (int i = t; i < size; i += threads) sIn[i] = in[i];
     __syncthreads();
-    sharedMemExclusiveScan(threadIdx.x, sIn, sOut, scratch, size);     // threadIdx.x: wrong in 2D, and unused
+    sharedMemExclusiveScan(t, sIn, sOut, scratch, size);               // the linear index, as the course requires
     for (int i = t; i < size; i += threads) out[i] = sOut[i];
 }
 
