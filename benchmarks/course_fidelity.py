@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PORTS = ROOT / "examples" / "course_port"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from course_splice import splice
+from course_splice import splice  # noqa: E402 - beside this script, on the path set just above
 
 # design -> the port's class in course_ports.py (the original is PORTS/<design>_course.cu)
 DESIGNS = {"tiled_scan": "TiledScanRenderer", "sort_by_tile": "SortByTileRenderer",
@@ -152,8 +152,8 @@ def table(design: str, rules: str, course: dict, checks: dict) -> tuple[str, dic
         f" {'Tf (' + k + ')':>14} {'T':>9} {'pts':>3} {'diff':>4} |" for k in checks)
     lines = [f"== {design}, {rules} rules" + ("" if rules == "cs149" else " (scored here from the same T and Tf)"),
              head, "-" * len(head)]
-    totals = {"course": 0, **{k: 0 for k in checks}}
-    worst = {k: 0 for k in checks}
+    totals = {"course": 0, **dict.fromkeys(checks, 0)}
+    worst = dict.fromkeys(checks, 0)
     for scene in scenes:
         if scene not in course:
             lines.append(f"{scene:<11}| course checker gave no row")
@@ -186,7 +186,8 @@ def grade(a) -> dict:
     for item in a.extra:
         name, _, rest = item.partition("=")
         original, _, port = rest.partition(":")
-        EXTRA[name] = (Path(original).resolve(), str(Path(port.rpartition(":")[0]).resolve()) + ":" + port.rpartition(":")[2])
+        port_file, _, cls = port.rpartition(":")
+        EXTRA[name] = (Path(original).resolve(), f"{Path(port_file).resolve()}:{cls}")
     designs = [d for d in a.designs.split(",") if d] + list(EXTRA)
     unknown = [d for d in designs if d not in DESIGNS and d not in EXTRA]
     if unknown:

@@ -59,7 +59,8 @@ def helpers_alone(runs: int, size: int) -> dict:
         for block in ((16, 16), (32, 32), (32, 1)):
             scan = module.get_function("bench_scan")
             reps = 256
-            t = _ms(lambda scan=scan, block=block, reps=reps, sink=sink: scan((4096,), block, (np.int32(reps), sink)), runs)
+            t = _ms(lambda scan=scan, block=block, reps=reps, sink=sink: scan((4096,), block, (np.int32(reps), sink)),
+                    runs)
             row[f"scan {block[0]}x{block[1]} (us per call, 4096 blocks)"] = 1e3 * t / reps
         if h < 2:
             for scene in ("rand10k", "snowsingle"):
@@ -78,7 +79,8 @@ def helpers_alone(runs: int, size: int) -> dict:
             for exact in (0, 1):
                 name = "circleInBoxConservative" if not exact else "circleInBoxConservative + circleInBox"
                 row[f"{name} (rand100k x 16x16 tiles, ms)"] = _ms(
-                    lambda box=box, grid=grid, exact=exact, out_i=out_i: box(grid, (16, 16), (np.int32(exact), out_i)), runs)
+                    lambda box=box, grid=grid, exact=exact, out_i=out_i: box(grid, (16, 16), (np.int32(exact), out_i)),
+                    runs)
         out[label] = row
         print(label, {k: round(v, 4) for k, v in row.items()}, flush=True)
     return out
@@ -104,7 +106,8 @@ def ports(runs: int, size: int, scenes: list[str]) -> dict:
                                  max(2, runs // 3) if heavy else runs)
             out[f"{port}/{scene_name}"] = row
             base = row[SETS[1]]
-            print(f"{port:<12} {scene_name:<11}" + "".join(f" {k} {v:8.3f} ms ({v / base:.3f})" for k, v in row.items()),
+            print(f"{port:<12} {scene_name:<11}"
+                  + "".join(f" {k} {v:8.3f} ms ({v / base:.3f})" for k, v in row.items()),
                   flush=True)
     return out
 

@@ -14,7 +14,8 @@ from circle_render.cuda.student import COURSE_PARAMS, SCENE_KINDS, scene_kind
 from circle_render.scenes import SCENE_NAMES, make_scene
 
 NVRTC = load_nvrtc()
-needs_nvrtc = pytest.mark.skipif(NVRTC is None, reason="needs NVRTC, CUDA's compiler library: pip install -e '.[compile]'")
+needs_nvrtc = pytest.mark.skipif(NVRTC is None,
+                                 reason="needs NVRTC, CUDA's compiler library: pip install -e '.[compile]'")
 needs_compiler = pytest.mark.skipif(NVRTC is None and shutil.which("nvcc") is None,
                                     reason="needs a CUDA compiler: NVRTC (pip install -e '.[compile]') or nvcc on PATH")
 
@@ -31,7 +32,8 @@ def test_the_scaffold_and_the_ports_compile(tmp_path):
                str(ROOT / "examples" / "course_port" / "tiled_scan.cu"),
                str(ROOT / "examples" / "course_port" / "sort_by_tile.cu"), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.count(": compiles (") == 3 and "my_renderer.cu for my_renderer.py:StudentRenderer: compiles" in p.stdout
+    assert p.stdout.count(": compiles (") == 3
+    assert "my_renderer.cu for my_renderer.py:StudentRenderer: compiles" in p.stdout
 
 
 @needs_compiler
@@ -41,7 +43,8 @@ def test_a_file_in_the_current_folder_is_that_file(tmp_path):
         shutil.copy(ROOT / "assignment" / name, tmp_path / name)
     for arg in ("my_renderer.py", "my_renderer.cu", "./my_renderer.cu"):
         p = render("compile", arg, cwd=tmp_path)
-        assert p.returncode == 0 and "my_renderer.cu" in p.stdout and ": compiles (" in p.stdout, (arg, p.stdout, p.stderr)
+        assert p.returncode == 0, (arg, p.stderr)
+        assert "my_renderer.cu" in p.stdout and ": compiles (" in p.stdout, (arg, p.stdout)
 
 
 @needs_nvrtc
@@ -298,7 +301,8 @@ def test_a_students_own_copy_of_a_course_helper(tmp_path):
     own = ('__device__ __inline__ void shadePixel(int i, float2 c, float3 p, float4* img) { img->x = 1.f; }\n'
            '__device__ __inline__ void sharedMemExclusiveScan(int t, uint* in, uint* out, volatile uint* s, uint n) '
            '{ out[t] = 0; }\n'
-           'extern "C" __global__ void k(float4* img) { shadePixel(0, make_float2(0, 0), make_float3(0, 0, 0), img); }\n')
+           'extern "C" __global__ void k(float4* img) {\n'
+           '    shadePixel(0, make_float2(0, 0), make_float3(0, 0, 0), img);\n}\n')
     k = tmp_path / "k.cu"
     k.write_text('#include "course_compat.cuh"\n' + own)
     assert render("compile", str(k), cwd=tmp_path).returncode == 1

@@ -13,7 +13,7 @@ from circle_render.cuda.module import KERNEL_DIR
 
 def linear_index(block):
     """Each thread's linear index, x fastest (threadIdx.x + blockDim.x * (y + blockDim.y * z))."""
-    bx, by, bz = (tuple(block) + (1, 1))[:3]
+    bx, by, bz = (*block, 1, 1)[:3]
     z, y, x = np.meshgrid(np.arange(bz), np.arange(by), np.arange(bx), indexing="ij")
     return (x + bx * (y + by * z)).ravel()
 

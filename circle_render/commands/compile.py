@@ -241,11 +241,12 @@ def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = No
     except OSError as e:
         return Compiled(path, "source assembly", False, f"{e.strerror or e}: {e.filename or path}")
     chosen = student_compile_options(defines, options)
-    given = chosen + (f"-arch={arch}",)
+    given = (*chosen, f"-arch={arch}")
     if nvrtc is not None:
         compiler, run = f"NVRTC {_nvrtc_version(nvrtc)}", (compile_nvrtc, nvrtc)
     else:
-        compiler = "nvcc (NVRTC not found: nvcc is more lenient, e.g. it accepts `uint`; the .[compile] extra installs NVRTC)"
+        compiler = ("nvcc (NVRTC not found: nvcc is more lenient, e.g. it accepts `uint`; "
+                    "the .[compile] extra installs NVRTC)")
         run = (compile_nvcc,)
     try:
         ok, log, ptx = in_child(*run, source, path.name, given)

@@ -111,7 +111,7 @@ def kernel_source(name: str | Path) -> str:
             if found in stack or found in once:
                 pieces.append(f"// ---- {header} (already included) ----")
                 continue
-            pieces.append(f'#line 1 "{_line_name(found)}"\n{expand(found, stack + (found,))}\n'
+            pieces.append(f'#line 1 "{_line_name(found)}"\n{expand(found, (*stack, found))}\n'
                           f'#line {after} "{_line_name(path)}"')
         pieces.append(text[at:])
         return _PRAGMA_ONCE.sub("", "".join(pieces)) if path in once else "".join(pieces)
@@ -181,7 +181,7 @@ def module_options(name: str | Path, extra: dict | None = None, fmad: bool | Non
     else:
         chosen = compile_options(extra) + check_options(options)
     if fmad is not None:
-        chosen = tuple(o for o in chosen if option_name(o) != "fmad") + (f"--fmad={str(fmad).lower()}",)
+        chosen = (*(o for o in chosen if option_name(o) != "fmad"), f"--fmad={str(fmad).lower()}")
     return chosen
 
 

@@ -57,7 +57,8 @@ class SortByTileRenderer(ScaffoldRenderer):
         import cupy as cp
         m, n = self.module, self.scene.n
         self.count_tiles, self.emit_pairs = m.get_function("kernelCountTiles"), m.get_function("kernelEmitPairs")
-        self.tile_ranges, self.render_tiles = m.get_function("kernelTileRanges"), m.get_function("kernelRenderSortedTiles")
+        self.tile_ranges = m.get_function("kernelTileRanges")
+        self.render_tiles = m.get_function("kernelRenderSortedTiles")
         self.tiles_x, self.tiles_y = (self.width + TILE_DIM - 1) // TILE_DIM, (self.height + TILE_DIM - 1) // TILE_DIM
         self.num_tiles = np.int32(self.tiles_x * self.tiles_y)
         self.tile_count = cp.zeros(n, dtype=np.int32)           # tiles each circle touches
