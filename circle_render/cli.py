@@ -208,17 +208,20 @@ def check_command(quiet, **options):
 @click.option("--arch", default="compute_75", show_default=True,
               help="Virtual architecture to compile for (the GPU path uses the GPU's own).")
 @click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]",
-              help="A macro of your own, as load_module(path, {NAME: VALUE}) passes it.")
-def compile_command(files, arch, defines):
-    """Compile kernel files (or the .cu files a renderer's .py names) exactly as the GPU path
-    will: the same source (headers inlined) and options, with NVRTC (CuPy's compiler). No GPU
-    needed.
+              help="A macro of your own, as a renderer's `defines = {NAME: VALUE}` passes it.")
+@click.option("--option", "options", multiple=True, metavar="OPTION",
+              help="A compiler option of your own, as a renderer's `compile_options` passes it "
+                   "(e.g. --option=--fmad=false).")
+def compile_command(files, arch, defines, options):
+    """Compile kernel files (or those a renderer's .py compiles, with its classes' defines and
+    compile_options) exactly as the GPU path will: the same source (headers inlined) and
+    options (the course's: multiply-adds fused), with NVRTC (CuPy's compiler). No GPU needed.
 
     \b
     render compile assignment/my_renderer.cu
     render compile assignment/my_renderer.py
     """
-    compile_cmd.compile_command(files, arch, defines)
+    compile_cmd.compile_command(files, arch, defines, options)
 
 
 @cli.command("saxpy")
