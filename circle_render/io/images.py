@@ -104,7 +104,8 @@ def _write_ppm(rgb: np.ndarray, f) -> None:
 
 
 def write_image(path: str | os.PathLike, rgb: np.ndarray) -> None:
-    """Write one (H, W, 3) uint8 picture (top row first) as PNG or PPM, atomically."""
+    """Write one (H, W, 3) uint8 picture (top row first) as PNG or PPM, atomically; an
+    (H, W, 4) one (straight alpha) as an RGBA PNG."""
     path = Path(path)
     with atomic_path(path) as tmp:
         if path.suffix.lower() == ".ppm":
@@ -112,7 +113,7 @@ def write_image(path: str | os.PathLike, rgb: np.ndarray) -> None:
                 _write_ppm(rgb, f)
         else:
             from PIL import Image
-            Image.fromarray(rgb, "RGB").save(tmp, format="PNG", compress_level=1)
+            Image.fromarray(rgb, "RGBA" if rgb.shape[2] == 4 else "RGB").save(tmp, format="PNG", compress_level=1)
 
 
 GIF_DELAY_CS = 3       # a frame's display time in hundredths of a second: about 30 frames a second
