@@ -8,8 +8,8 @@ The command line is ``render`` (circle_render/cli.py); the layout is in docs/arc
 """
 __version__ = "0.2.0"
 
-from circle_render.api import render  # noqa: E402
-from circle_render.cpu.shading import to_bytes  # noqa: E402
-from circle_render.scenes import SCENE_NAMES, make_scene  # noqa: E402
+from circle_render.api import render
+from circle_render.cpu.shading import to_bytes
+from circle_render.scenes import SCENE_NAMES, make_scene
 
 __all__ = ["SCENE_NAMES", "__version__", "make_scene", "render", "to_bytes"]
