@@ -26,6 +26,7 @@ COMMANDS = {
     "kit": ("assignment_kit.py", "the assignment kit: the handout's ladder and pictures"),
     "course-ports": ("course_port_graph.py", "the handout's launch-cost lesson: course ports, Python vs graph"),
     "viewer": ("viewer_cost.py", "the viewer's GPU cost"),
+    "output": ("output.py", "writing frames: PNG sequences, GIF, video, end to end and the writer alone; peak memory"),
     "scenefiles": ("scene_files.py", ".par / .circles saving and loading (CPU)"),
     "cpu-peers": ("cpu_peers.py", "cpu-fast against the CPU libraries and -r cpu (CPU)"),
     "cpu-knobs": ("cpu_knobs.py", "same-run A/B of cpu-fast's knobs under each threading layer (CPU)"),

@@ -60,26 +60,41 @@ def on_terminal(stream) -> bool:
 
 class Progress:
     """A bar on stderr that appears only once the work has run for a second, and only on a
-    terminal (see the module's docstring)."""
+    terminal (see the module's docstring). With ``rate``, it also shows the rate (units a
+    second, since the first unit was done) and the time left at that rate."""
 
-    def __init__(self, label: str, total: int, enabled: bool = True, stream=None, unit: str = "circles"):
-        self.label, self.total, self.unit = label, max(total, 1), unit
+    def __init__(self, label: str, total: int, enabled: bool = True, stream=None, unit: str = "circles",
+                 rate: bool = False):
+        self.label, self.total, self.unit, self.rate = label, max(total, 1), unit, rate
         self.stream = stream or sys.stderr
         self.enabled = enabled and not _quiet and on_terminal(self.stream)
         self.start = self.last = time.perf_counter()
+        self.first: tuple[float, int] | None = None     # (when, done) at the first update
         self.shown = False
 
     def update(self, done: int) -> None:
         global _open_bar
         now = time.perf_counter()
+        if self.first is None:
+            self.first = (now, done)
         if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
             return
         self.last, self.shown = now, True
         filled = int(30 * done / self.total)
         self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] "
-                          f"{100 * done // self.total:3d}% ({done}/{self.total} {self.unit})")
+                          f"{100 * done // self.total:3d}% ({done}/{self.total} {self.unit})"
+                          + self._rate(now, done))
         self.stream.flush()
         _open_bar = self
+
+    def _rate(self, now: float, done: int) -> str:
+        """', 41.3 frames/s, 0:12 left' (blank until two updates apart); padded so that a shorter
+        line covers a longer one."""
+        if not self.rate or self.first is None or done <= self.first[1] or now <= self.first[0]:
+            return " " * 8
+        per_s = (done - self.first[1]) / (now - self.first[0])
+        left = int((self.total - done) / per_s)
+        return f", {per_s:.1f} {self.unit}/s, {left // 60}:{left % 60:02d} left    "
 
     def close(self) -> None:
         global _open_bar
@@ -89,3 +104,32 @@ class Progress:
             self.stream.flush()
             if _open_bar is self:
                 _open_bar = None
+
+
+_compile_notice = {"installed": False, "said": False}
+
+
+def announce_compiles() -> None:
+    """Say once, on stderr, when numba starts compiling (cpu-fast's first run on a machine, or
+    after its cache was cleared: 15-30 s), instead of sitting silent; a run that loads the
+    compiled code from the cache says nothing. Installed once per process (a numba event
+    listener, so it costs nothing where nothing compiles)."""
+    if _compile_notice["installed"]:
+        return
+    try:
+        from numba.core import event
+    except ImportError:                                  # numba changed: no notice, no harm
+        return
+
+    class CompileNotice(event.Listener):
+        def on_start(self, ev) -> None:
+            if not _compile_notice["said"]:
+                _compile_notice["said"] = True
+                notice("render: compiling the CPU renderer (cpu-fast) for this machine, once: about "
+                       "15-30 s; later runs load it from the cache in about a second")
+
+        def on_end(self, ev) -> None:
+            pass
+
+    event.register("numba:compile", CompileNotice())
+    _compile_notice["installed"] = True
