@@ -22,6 +22,7 @@ from circle_render.commands import compile as compile_cmd
 from circle_render.commands import primitives as primitives_cmd
 from circle_render.commands import scene as scene_cmd
 from circle_render.errors import Interrupted, UserError
+from circle_render.interrupts import install_numba_safe
 from circle_render.scenes import SCENE_NAMES, SCENES
 
 MAX_SIZE = 16384
@@ -255,17 +256,19 @@ def _raise_interrupted(signum, frame):
 @contextlib.contextmanager
 def _signals_as_interrupts():
     """SIGTERM and SIGHUP raise Interrupted, as Ctrl-C raises KeyboardInterrupt, while the
-    command runs; a signal already ignored (nohup's SIGHUP) stays ignored."""
+    command runs; a signal already ignored (nohup's SIGHUP) stays ignored; none of them is
+    raised inside numba's run-time code (interrupts.py)."""
     names = ("SIGTERM", "SIGHUP")
     previous = {}
     for sig in (getattr(signal, n) for n in names if hasattr(signal, n)):
         with contextlib.suppress(ValueError):        # not the main thread: leave them alone
             if signal.getsignal(sig) == signal.SIG_DFL:
                 previous[sig] = signal.signal(sig, _raise_interrupted)
+    safe = install_numba_safe()                      # never raised inside numba's own code
     try:
         yield
     finally:
-        for sig, handler in previous.items():
+        for sig, handler in {**safe, **previous}.items():   # the originals last
             signal.signal(sig, handler)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import queue
 import threading
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ CODECS = {
     "vp9": Codec("vp9", ("libvpx-vp9",), (0, 63, 32),
                  {"libvpx-vp9": {"deadline": "realtime", "cpu-used": "8", "row-mt": "1", "b": "0"}}),
     "av1": Codec("av1", ("libsvtav1", "libaom-av1"), (0, 63, 35),
-                 {"libsvtav1": {"preset": "10"}, "libaom-av1": {"cpu-used": "8", "row-mt": "1", "b": "0"}}),
+                 {"libsvtav1": {"preset": "9"}, "libaom-av1": {"cpu-used": "8", "row-mt": "1", "b": "0"}}),
 }
 CONTAINERS = {".mp4": ("mp4", ("h264", "av1")), ".webm": ("webm", ("vp9", "av1"))}
 
@@ -65,7 +66,8 @@ def import_av():
     except ImportError as e:
         raise OutputError(f"writing video needs PyAV (FFmpeg for Python), which is not installed ({e}); "
                           f"install it with {EXTRA}") from None
-    av.logging.set_level(None)             # FFmpeg's own log lines stay off stderr
+    av.logging.set_level(None)             # FFmpeg's own log lines stay off stderr, and SVT-AV1's,
+    os.environ.setdefault("SVT_LOG", "1")  # which prints its own unless told (1: errors only)
     return av
 
 
@@ -73,7 +75,10 @@ def check_fps(fps: float, suffix: str) -> Fraction:
     """--fps as an exact rate (29.97 -> 30000/1001)."""
     if not (isinstance(fps, (int, float)) and math.isfinite(fps) and 0 < fps <= MAX_FPS):
         raise OutputError(f"--fps must be a number of frames a second above 0 and at most {MAX_FPS}, got {fps!r}")
-    return Fraction(fps).limit_denominator(1001)
+    ntsc = round(fps * 1001)                       # 23.976, 29.97, 59.94: the NTSC rates, n*1000/1001
+    if ntsc % 1000 == 0 and abs(ntsc / 1001 - fps) < 1e-3:
+        return Fraction(ntsc, 1001)
+    return Fraction(fps).limit_denominator(1000)
 
 
 @dataclass(frozen=True)
