@@ -25,15 +25,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from circle_render.timing.bench import current_commit  # noqa: E402
-from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
+from records import print_record
+
+from circle_render.timing.bench import current_commit
 
 SUFFIX = {"draw": None, "png": ".png", "gif": ".gif", "mp4": ".mp4", "webm": ".webm"}
 
 
-def run_render(tree: Path, args: list[str], cwd: str) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in bytes, exit status) of one `render` command of ``tree``."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+def run_render(tree: Path, args: list[str], cwd: str) -> tuple[float, int, int, float]:
+    """(wall seconds, peak RSS in bytes, exit status, CPU seconds) of one `render` command of
+    ``tree`` (CPU seconds: user + system, every thread)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p)}
     code = "import sys; from circle_render.cli import main; main(sys.argv[1:])"
     start = time.perf_counter()
     p = subprocess.Popen([sys.executable, "-c", code, *args], cwd=cwd, env=env,
@@ -44,7 +46,7 @@ def run_render(tree: Path, args: list[str], cwd: str) -> tuple[float, int, int]:
     err = p.stderr.read().decode(errors="replace") if p.stderr else ""
     if p.returncode:
         print(f"output: {tree} {' '.join(args)}: exit {p.returncode}: {err.strip()[-300:]}", file=sys.stderr)
-    return wall, usage.ru_maxrss * 1024, p.returncode
+    return wall, usage.ru_maxrss * 1024, p.returncode, usage.ru_utime + usage.ru_stime
 
 
 def clean(folder: str) -> None:
@@ -56,7 +58,7 @@ def encoder_alone(args, case: str) -> dict:
     """The writer of this tree alone: the frames drawn first and held as 8-bit pictures, then
     written as ``case`` (png, mp4, webm, gif) through io.output.open_output."""
     from circle_render import registry
-    from circle_render.io.output import open_output
+    from circle_render.io.output import check_output, open_output
     from circle_render.io.pixels import frame_pixels
     from circle_render.scenes import make_scene
     r = registry.create(registry.resolve(args.renderer))
@@ -66,11 +68,11 @@ def encoder_alone(args, case: str) -> dict:
         r.clear()
         r.advance()
         r.render()
-        frames.append(frame_pixels(r).rgb())
+        frames.append(frame_pixels(r).rgb_kept())
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / f"f{SUFFIX[case]}"
         start = time.perf_counter()
-        with open_output(out, frames=len(frames), fps=30) as sink:
+        with open_output(check_output(out, len(frames)), len(frames)) as sink:
             for k, rgb in enumerate(frames):
                 sink.add(k, rgb)
         wall = time.perf_counter() - start
@@ -94,7 +96,8 @@ def main() -> None:
     args = ap.parse_args()
     trees = {"this": ROOT, **{t.split("=", 1)[0]: Path(t.split("=", 1)[1]).resolve() for t in args.tree}}
     cases = args.cases.split(",")
-    record = {"commit": current_commit(), "host": platform.node(), "cores": os.cpu_count(),
+    record = {"commit": current_commit(), "host": platform.node(), "cores": len(os.sched_getaffinity(0)),
+              "load_average_before": os.getloadavg(),
               "scene": args.scene, "renderer": args.renderer, "size": args.size,
               "method": "whole command, wall clock from start to exit, min over repeats, trees alternating; "
                         "fps = frames / wall",
@@ -112,7 +115,7 @@ def main() -> None:
                     cmd = [args.scene, "-r", args.renderer, "-s", str(args.size), "-b", f"0:{n}", "-q"]
                     if SUFFIX[case]:
                         cmd += ["-o", f"f{SUFFIX[case]}"]
-                    wall, rss, rc = run_render(tree, cmd, d)
+                    wall, rss, rc, cpu = run_render(tree, cmd, d)
                     clean(d)
                     if rc:
                         row[name] = {"error": f"exit {rc}"}
@@ -120,24 +123,26 @@ def main() -> None:
                     best = row.get(name, {}).get("wall_s", float("inf"))
                     if wall < best:
                         row[name] = {"wall_s": round(wall, 3), "fps": round(n / wall, 2),
-                                     "peak_rss_mb": round(rss / 2**20)}
+                                     "cpu_s": round(cpu, 2), "peak_rss_mb": round(rss / 2**20)}
+                    row.setdefault("runs", {}).setdefault(name, []).append(round(wall, 3))
         if "memory" in cases:
             row = record["cases"].setdefault("memory", {"scene": args.memory_scene, "size": args.memory_size})
             float_mb = args.memory_size ** 2 * 16 / 2**20
             row["float_image_mb"], row["rgb8_image_mb"] = round(float_mb), round(float_mb * 3 / 16)
             for name, tree in trees.items():
                 base = [args.memory_scene, "-r", args.renderer, "-s", str(args.memory_size), "-q"]
-                _, draw_rss, _ = run_render(tree, base, d)
-                wall, png_rss, rc = run_render(tree, [*base, "-o", "big.png"], d)
+                _, draw_rss, _, _ = run_render(tree, base, d)
+                wall, png_rss, rc, _ = run_render(tree, [*base, "-o", "big.png"], d)
                 clean(d)
                 row[name] = {"draw_only_peak_mb": round(draw_rss / 2**20), "png_peak_mb": round(png_rss / 2**20),
                              "png_wall_s": round(wall, 2),
                              "png_peak_over_float_plus_8bit": round(png_rss / 2**20 / (float_mb * 19 / 16), 2)}
     for case in cases:
         if case == "encoder":
-            for kind in ("png", "mp4", "webm"):
+            for kind in ("png", "mp4"):
                 record["cases"].setdefault(f"encoder-alone-{kind}", {"frames": args.frames})["this"] = \
                     encoder_alone(args, kind)
+    record["load_average_after"] = os.getloadavg()
     print_record(record, args.output)
 
 

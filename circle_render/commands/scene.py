@@ -74,7 +74,7 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
     set_quiet(quiet)
     refuse_idle_options(interactive, frames, output, check, view_frames, screenshot)
     if frame is not None and frames is not None:
-        raise UserError(f"give -b START:END (frames, timed) or --frame N (one frame, written), not both")
+        raise UserError("give -b START:END (frames, timed) or --frame N (one frame, written), not both")
     circles = load_scene_arg(scene, seed)
     seed = seed or 0
     start, end = frames or ((frame, frame + 1) if frame is not None else (0, 1))

@@ -10,6 +10,7 @@ import tempfile
 import threading
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -153,9 +154,8 @@ def atomic_path(path: Path):
 
 def _remove_uninterrupted(path) -> None:
     """Remove ``path``; a second Ctrl-C or kill meanwhile must not leave the temporary behind."""
-    with signals_held():
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+    with signals_held(), contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 @contextlib.contextmanager
@@ -192,7 +192,7 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 def _write_ppm(pixels: FramePixels, f) -> None:
     f.write(f"P6\n{pixels.width} {pixels.height}\n255\n".encode())
     for strip in pixels.strips():
-        f.write(memoryview(strip).cast("B"))
+        f.write(strip.tobytes())
 
 
 PNG_LEVEL = 1                 # zlib's fastest: what a frame a second or more wants (sizes: docs)
@@ -265,11 +265,11 @@ class GifWriter:
     def __init__(self, path: str | os.PathLike, fps: float = 30, threads: int = 1):
         self.path, self.fps, self.threads = Path(path), fps, max(1, threads)
         self.given = self.added = 0
-        self._last = None                    # the last distinct frame's rgb (to see repeats)
-        self._queue: list = []               # [future of (header, image), first frame, frames shown]
-        self._pool = None
+        self._last: np.ndarray | None = None  # the last distinct frame's rgb (to see repeats)
+        self._queue: list = []                # [future of (header, image), first frame, frames shown]
+        self._pool: Any = None
 
-    def __enter__(self) -> GifWriter:
+    def __enter__(self):
         from concurrent.futures import ThreadPoolExecutor
         self._atomic = atomic_path(self.path)
         tmp = self._atomic.__enter__()
@@ -321,7 +321,7 @@ class GifWriter:
                 self._file.write(b"\x3b")                         # the trailer
                 if self.added == 0:                               # no frame: no GIF
                     raise OutputError(f"cannot write {str(self.path)!r}: no frames were given")
-        except BaseException as e:
+        except BaseException as e:                  # noqa: BLE001  (handed to atomic_path, re-raised)
             kind, error, tb = type(e), e, e.__traceback__
         finally:
             self._pool.shutdown(wait=True, cancel_futures=True)

@@ -21,11 +21,11 @@ from pathlib import Path
 from circle_render.io.images import (
     IMAGE_SUFFIXES,
     VIDEO_SUFFIXES,
+    GifWriter,
     OutputError,
     check_output_path,
     frame_path,
     signals_held,
-    GifWriter,
     write_image,
 )
 from circle_render.io.pixels import as_pixels

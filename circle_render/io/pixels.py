@@ -10,8 +10,8 @@ Where the frame comes from decides what crosses to the writer:
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from concurrent.futures import Executor
-from typing import Iterator
 
 import numpy as np
 
@@ -94,7 +94,7 @@ class FramePixels:
         return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _float_rows_to_rgb():
     """The compiled conversion (numba, cached on disk with cpu-fast's code; it lets go of the
     GIL): rows [top, top + len(out)) counted from the top of ``image`` ((H, W, 4) float32, row 0
@@ -110,7 +110,7 @@ def _float_rows_to_rgb():
             for x in range(out.shape[1]):
                 for c in range(3):
                     v = min(max(image[row, x, c], f32(0)), f32(1)) * f32(255)
-                    out[i, x, c] = np.uint8(v) if v == v else 0      # NaN: 0, as NumPy's cast gives
+                    out[i, x, c] = 0 if np.isnan(v) else np.uint8(v)      # NaN: 0, as NumPy's cast gives
     return float_rows_to_rgb
 
 

@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -112,14 +113,19 @@ def video_spec(path: Path, fps: float = DEFAULT_FPS, codec: str | None = None, c
         raise OutputError(f"--crf {crf} is out of range for {name}: {spec.crf[0]}..{spec.crf[1]} "
                           f"(lower is better; default {spec.crf[2]})")
     av = import_av()
-    for encoder in spec.encoders:
-        try:
-            av.codec.Codec(encoder, "w")
-        except Exception:                                # av.codec.codec.UnknownCodecError
-            continue
-        return VideoSpec(path, container, spec, encoder, crf, rate)
+    present = [e for e in spec.encoders if _has_encoder(av, e)]
+    if present:
+        return VideoSpec(path, container, spec, present[0], crf, rate)
     raise OutputError(f"this FFmpeg (PyAV {av.__version__}) has no {name} encoder ({', '.join(spec.encoders)}); "
                       f"PyAV's wheels from PyPI have them ({EXTRA}), or choose another --codec")
+
+
+def _has_encoder(av, name: str) -> bool:
+    try:
+        av.codec.Codec(name, "w")
+    except (ValueError, LookupError, av.FFmpegError):       # UnknownCodecError is a ValueError
+        return False
+    return True
 
 
 def even_size(height: int, width: int) -> tuple[int, int]:
@@ -147,14 +153,16 @@ class VideoWriter:
     QUEUE = 3                      # frames waiting for the encoder: enough to overlap, little memory
 
     def __init__(self, spec: VideoSpec):
-        self.spec, self.written, self.size = spec, 0, None
+        self.spec, self.written = spec, 0
+        self.size: tuple[int, int] | None = None
         self._queue: queue.Queue = queue.Queue(self.QUEUE)
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._atomic = atomic_path(spec.path)
-        self._container = self._stream = None
+        self._container: Any = None                # av's OutputContainer and VideoStream
+        self._stream: Any = None
 
-    def __enter__(self) -> VideoWriter:
+    def __enter__(self):
         av = import_av()
         self._tmp = self._atomic.__enter__()
         try:
@@ -242,7 +250,7 @@ class VideoWriter:
                         self._queue.put_nowait(None)
                     self._thread.join(0.1)
             self._container.close()
-        except BaseException:                          # noqa: BLE001  (the file is removed anyway)
+        except BaseException:                          # noqa: BLE001, S110  (the file is removed anyway)
             pass
 
     def __exit__(self, kind, error, tb) -> None:
