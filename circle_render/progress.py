@@ -110,10 +110,11 @@ _compile_notice = {"installed": False, "said": False}
 
 
 def announce_compiles() -> None:
-    """Say once, on stderr, when numba starts compiling (cpu-fast's first run on a machine, or
-    after its cache was cleared: 15-30 s), instead of sitting silent; a run that loads the
-    compiled code from the cache says nothing. Installed once per process (a numba event
-    listener, so it costs nothing where nothing compiles)."""
+    """Say once, on a terminal's stderr, when numba starts compiling cpu-fast (its first run on
+    a machine, or after its cache was cleared: 15-30 s), instead of sitting silent; a run that
+    loads the compiled code from the cache says nothing, and so does a redirected stderr (as
+    the bars: a log gets no chatter). Installed once per process (a numba event listener: it
+    costs nothing where nothing compiles)."""
     if _compile_notice["installed"]:
         return
     try:
@@ -123,7 +124,9 @@ def announce_compiles() -> None:
 
     class CompileNotice(event.Listener):
         def on_start(self, ev) -> None:
-            if not _compile_notice["said"]:
+            func = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
+            if (not _compile_notice["said"] and on_terminal(sys.stderr)
+                    and getattr(func, "__module__", "").startswith("circle_render.cpu.")):
                 _compile_notice["said"] = True
                 notice("render: compiling the CPU renderer (cpu-fast) for this machine, once: about "
                        "15-30 s; later runs load it from the cache in about a second")
