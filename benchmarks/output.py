@@ -19,7 +19,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from records import print_record
 
 from circle_render.timing.bench import current_commit
+from circle_render.timing.timer import Stopwatch
 
 SUFFIX = {"draw": None, "png": ".png", "gif": ".gif", "mp4": ".mp4", "webm": ".webm"}
 
@@ -37,11 +37,11 @@ def run_render(tree: Path, args: list[str], cwd: str) -> tuple[float, int, int, 
     ``tree`` (CPU seconds: user + system, every thread)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p)}
     code = "import sys; from circle_render.cli import main; main(sys.argv[1:])"
-    start = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-c", code, *args], cwd=cwd, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - start
+    with Stopwatch() as run:
+        p = subprocess.Popen([sys.executable, "-c", code, *args], cwd=cwd, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(p.pid, 0)
+    wall = run.s
     p.returncode = os.waitstatus_to_exitcode(status)
     err = p.stderr.read().decode(errors="replace") if p.stderr else ""
     if p.returncode:
@@ -71,11 +71,10 @@ def encoder_alone(args, case: str) -> dict:
         frames.append(frame_pixels(r).rgb_kept())
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / f"f{SUFFIX[case]}"
-        start = time.perf_counter()
-        with open_output(check_output(out, len(frames)), len(frames)) as sink:
+        with Stopwatch() as run, open_output(check_output(out, len(frames)), len(frames)) as sink:
             for k, rgb in enumerate(frames):
                 sink.add(k, rgb)
-        wall = time.perf_counter() - start
+        wall = run.s
     return {"wall_s": round(wall, 3), "fps": round(len(frames) / wall, 2)}
 
 
