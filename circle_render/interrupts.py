@@ -4,10 +4,13 @@ Python runs a signal's handler between two bytecodes of the main thread. When th
 are numba's (code that compiled functions call back into at run time: unpickling a constant,
 asking for the thread count), the KeyboardInterrupt the handler raises is swallowed by numba's C
 layer and comes out as ``SystemError: CPUDispatcher(...) returned a result with an exception
-set``, a traceback instead of the promised last line. There the handler is put off: the signal
-is sent again a few milliseconds later, by when the main thread is back in our code (a frame of
-cpu-fast is hundreds of such calls, each microseconds long). Compiling is not put off (numba
-passes exceptions out of its compiler), so Ctrl-C stops a first run's compile too.
+set``, a traceback instead of the promised last line; inside llvmlite's ctypes callbacks (while
+numba compiles) Python prints the exception and drops it, and the run goes on. There the handler
+is put off: the signal is sent again a few milliseconds later, by when the main thread is back in
+our code (a frame of cpu-fast is hundreds of such calls, each microseconds long). The rest of
+numba's compiler is not put off (it passes exceptions out), so Ctrl-C stops a first compile too.
+An interrupt raised where Python can only print it and drop it (a weakref callback or a __del__
+of numba's, anywhere) is sent again (sys.unraisablehook), never lost.
 """
 from __future__ import annotations
 
@@ -18,27 +21,29 @@ import threading
 RETRY_S = 0.005
 
 
-def _numba_folder() -> str | None:
+def _folder(name: str) -> str | None:
     import sys
-    numba = sys.modules.get("numba")
-    path = getattr(numba, "__file__", None)
+    path = getattr(sys.modules.get(name), "__file__", None)
     return os.path.dirname(path) + os.sep if path else None
 
 
 def inside_numba(frame) -> bool:
-    """Whether ``frame`` (a handler's) is numba's run-time Python code, outside its compiler."""
-    folder = _numba_folder()
-    if folder is None:
+    """Whether ``frame`` (a handler's) is where an exception would be lost: llvmlite's ctypes
+    callbacks (Python prints and drops an exception raised in one) and numba's run-time code;
+    numba's compiler is not (it passes exceptions out: Ctrl-C stops a first compile too)."""
+    numba, llvmlite = _folder("numba"), _folder("llvmlite")
+    if numba is None and llvmlite is None:
         return False
-    inside = False
+    inside = compiling = False
     while frame is not None:
-        code = frame.f_code
-        if code.co_filename.startswith(folder):
-            if code.co_name == "_compile_for_args":        # compiling: exceptions pass through
-                return False
+        name = frame.f_code.co_filename
+        if llvmlite is not None and name.startswith(llvmlite):
+            return True
+        if numba is not None and name.startswith(numba):
             inside = True
+            compiling = compiling or frame.f_code.co_name == "_compile_for_args"
         frame = frame.f_back
-    return inside
+    return inside and not compiling
 
 
 def numba_safe(handler):
@@ -48,9 +53,7 @@ def numba_safe(handler):
 
     def handle(signum, frame):
         if inside_numba(frame):
-            again = threading.Timer(RETRY_S, os.kill, (os.getpid(), signum))
-            again.daemon = True
-            again.start()
+            _send_again(signum)
             return None
         return handler(signum, frame)
     handle.numba_safe = True
@@ -58,9 +61,32 @@ def numba_safe(handler):
     return handle
 
 
+def _send_again(signum: int) -> None:
+    again = threading.Timer(RETRY_S, os.kill, (os.getpid(), signum))
+    again.daemon = True
+    again.start()
+
+
+def _unraisable_hook(previous):
+    """sys.unraisablehook that sends a swallowed interrupt again: raised where Python can only
+    print it and go on (a weakref callback, a __del__, a ctypes callback: numba and llvmlite run
+    such code at any moment), it would be lost and the run would go on."""
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _send_again(getattr(unraisable.exc_value, "signum", signal.SIGINT))
+            return
+        previous(unraisable)
+    hook.resends = True
+    return hook
+
+
 def install_numba_safe(signals=("SIGINT", "SIGTERM", "SIGHUP")) -> dict:
     """Wrap the current Python handlers of ``signals`` (those that are Python functions) with
-    ``numba_safe``; returns the handlers it replaced, to put back."""
+    ``numba_safe``, and send again an interrupt that Python had to swallow (sys.unraisablehook;
+    for this process's life); returns the handlers it replaced, to put back."""
+    import sys
+    if not getattr(sys.unraisablehook, "resends", False):
+        sys.unraisablehook = _unraisable_hook(sys.unraisablehook)
     replaced = {}
     for sig in (getattr(signal, n) for n in signals if hasattr(signal, n)):
         handler = signal.getsignal(sig)

@@ -495,3 +495,26 @@ def test_cuda_video_decodes_to_its_pngs(tmp_path, video):
         want = read_image(tmp_path / f"f_{k:04d}.png")
         assert np.abs(got.astype(int) - want.astype(int)).mean() <= TOLERANCE["snow"][0]
         assert psnr(got, want) >= TOLERANCE["snow"][1]
+
+
+def test_an_interrupt_python_had_to_swallow_is_sent_again(monkeypatch):
+    """Raised in a __del__ (or a weakref or ctypes callback, as numba's run at any moment),
+    KeyboardInterrupt is only printed by Python; the hook sends the signal again."""
+    from circle_render import interrupts
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    got = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+    try:
+        interrupts.install_numba_safe(signals=())
+
+        class Dropped:
+            def __del__(self):
+                from circle_render.errors import Interrupted
+                raise Interrupted(signal.SIGTERM)
+        Dropped()
+        deadline = time.monotonic() + 5
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert got == [signal.SIGTERM]
