@@ -1,4 +1,7 @@
 """The handout's launch-cost lesson (docs/assignment.md, "Launch cost"), in one GPU run:
+- what each kind of call a ported frame makes costs the host from Python: a kernel launch, the
+  CuPy calls that replace thrust (fill, cumsum, subtract, argsort, take), a host read of one
+  value (int(x[-1]): a sync and a copy), a cudaDeviceSynchronize, a graph replay;
 - the course-style ports of examples/course_port timed the course's way (per-frame Total over
   frames 0:4, min of 3 runs, 1024 x 1024) with render() launched from Python and replayed as
   one CUDA graph, on rgb and pattern (and any --scenes);
@@ -68,6 +71,46 @@ def capture_probe() -> dict:
     return result
 
 
+def call_costs(n: int = 10_000, calls: int = 200) -> dict:
+    """Host microseconds per call, the GPU otherwise idle: enqueued ``calls`` times back to back
+    (one synchronize at the end, spread over them), or one call and its wait for a host read."""
+    import cupy as cp
+
+    from circle_render.cuda.module import Graph, Launch
+    from circle_render.timing.timer import wall_times
+    rng = cp.random.default_rng(0)
+    a = rng.integers(0, 100, n).astype(np.int32)
+    b, c, order = cp.empty_like(a), cp.empty_like(a), cp.argsort(a)
+    kernel = cp.RawKernel('extern "C" __global__ void k(int* a, int n) { if (threadIdx.x == 0 && n < 0) a[0] = 1; }',
+                          "k")
+    launch = Launch(kernel, (1,), (32,), (b, np.int32(n)))
+    graph = Graph([launch] * 12)
+    sync = cp.cuda.runtime.deviceSynchronize
+    queued = {
+        "a raw kernel launch (CuPy)": lambda: kernel((1,), (32,), (b, np.int32(n))),
+        "a prepared Launch (module.Launch)": launch,
+        "ndarray.fill": lambda: b.fill(0),
+        "cupy.cumsum(out=)": lambda: cp.cumsum(a, out=b),
+        "cupy.subtract(out=)": lambda: cp.subtract(a, b, out=c),
+        "cupy.argsort": lambda: cp.argsort(a),
+        "cupy.take(out=)": lambda: cp.take(a, order, out=c),
+        "a graph of 12 launches, replayed": graph,
+    }
+    out = {}
+    for name, call in queued.items():
+        call()
+        sync()
+        t = wall_times(lambda call=call: [call() for _ in range(calls)], runs=5, sync=sync).min
+        out[name] = 1e3 * t / calls
+    waits = {"int(x[-1]) (a host read: sync and copy)": lambda: int(a[-1]),
+             "cudaDeviceSynchronize() (nothing queued)": sync,
+             "a kernel launch, then synchronize": lambda: (launch(), sync())}
+    for name, call in waits.items():
+        call()
+        out[name] = 1e3 * wall_times(call, runs=200).min
+    return {k: round(v, 2) for k, v in out.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", required=True)
@@ -75,8 +118,12 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1024)
     args = ap.parse_args()
     p = ports()
+    costs = call_costs()
+    for name, us in costs.items():
+        print(f"call {name}: {us:.2f} us", flush=True)
     renderers = {"tiled-scan": (p.TiledScanRenderer, type("G", (p.TiledScanRenderer,), {"use_graph": True})),
                  "sort-by-tile": (p.SortByTileRenderer, p.SortByTileGraphRenderer),
+                 "tile-lists": (p.TileListsRenderer, type("G", (p.TileListsRenderer,), {"use_graph": True})),
                  "scaffold (starter)": (scaffold(False), scaffold(True))}
     times = {}
     for name, (plain, graphed) in renderers.items():
@@ -94,7 +141,7 @@ def main() -> None:
         print(f"capture {name}: {what}")
     record = {"gpu": gpu_name(), "commit": current_commit(), "size": args.size,
               "method": "per-frame Total (clear + advance + render, each synchronized), frames 0:4, min of 3 runs",
-              "times_ms": times, "capture": probe}
+              "call_host_us": costs, "times_ms": times, "capture": probe}
     Path(args.output).write_text(json.dumps(record, indent=1))
 
 

@@ -9,7 +9,7 @@ values off by more than the course's 0.1).
 Peers that are not installed are skipped and listed. Also: cpu-fast against `-r cpu` on every
 scene. Writes benchmarks/results/cpu-peers-COMMIT.json and .png.
 
-    python3 -m pip install ".[peers]"      # pycairo needs libcairo2-dev to build
+    python3 -m pip install ".[peers]"      # pycairo needs libcairo2-dev to build; aggdraw too
     python3 -m benchmarks cpu-peers [--size 1024] [--runs 3] [--scenes rand10k,rand100k,rand1M]
 """
 from __future__ import annotations
@@ -36,6 +36,16 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 # ---- the peers: each draws scene s at size n and returns (n, n, 3) uint8, top row first ----
+# Each circle's alpha and anti-aliasing come from the scene's drawing (docs/drawing.md) where it
+# has one (benchmarks/api_peers.py), else the course's: alpha 1/2, no anti-aliasing.
+
+def _alphas(s):
+    return s.drawing.rgba[:, 3].astype(np.float64) if s.drawing is not None else np.full(s.n, 0.5)
+
+
+def _antialias(s) -> bool:
+    return bool(s.drawing is not None and s.drawing.antialias)
+
 
 def _colors(s):
     """Colours clipped to [0, 1] as libraries take them (rand100k's reach 1.2: the reference
@@ -51,37 +61,45 @@ def _boxes(s, n):
 def pillow(s, n):
     from PIL import Image, ImageDraw
     img = Image.new("RGB", (n, n), (255, 255, 255))
-    draw = ImageDraw.Draw(img, "RGBA")
+    draw = ImageDraw.Draw(img, "RGBA")                   # Pillow has no anti-aliasing
     col = (_colors(s) * 255).astype(int).tolist()
-    for x, y, r, c in zip(*(a.tolist() for a in _boxes(s, n)), col):
-        draw.ellipse((x - r, y - r, x + r, y + r), fill=(*c, 128))
+    alpha = (_alphas(s) * 255 + 0.5).astype(int).tolist()
+    for x, y, r, c, a in zip(*(a.tolist() for a in _boxes(s, n)), col, alpha):
+        draw.ellipse((x - r, y - r, x + r, y + r), fill=(*c, a))
     return np.asarray(img)
 
 
 def opencv(s, n):
     import cv2
     img = np.ones((n, n, 3), dtype=np.float32)
-    for x, y, r, c in zip(*(a.tolist() for a in _boxes(s, n)), _colors(s)[:, ::-1].tolist()):
-        x0, x1 = max(int(x - r), 0), min(int(x + r) + 2, n)
-        y0, y1 = max(int(y - r), 0), min(int(y + r) + 2, n)
+    smooth = _antialias(s)
+    sub = 16 if smooth else 1                          # anti-aliased: 4 fractional bits (shift)
+    for x, y, r, c, a in zip(*(a.tolist() for a in _boxes(s, n)), _colors(s)[:, ::-1].tolist(), _alphas(s).tolist()):
+        x0, x1 = max(int(x - r) - smooth, 0), min(int(x + r) + 2 + smooth, n)
+        y0, y1 = max(int(y - r) - smooth, 0), min(int(y + r) + 2 + smooth, n)
         if x0 >= x1 or y0 >= y1:
             continue
         box = img[y0:y1, x0:x1]
         overlay = box.copy()
-        cv2.circle(overlay, (round(x - x0 - 0.5), round(y - y0 - 0.5)), round(r), c, -1)
-        cv2.addWeighted(overlay, 0.5, box, 0.5, 0, dst=box)
+        cv2.circle(overlay, (round((x - x0 - 0.5) * sub), round((y - y0 - 0.5) * sub)), round(r * sub), c, -1,
+                   cv2.LINE_AA if smooth else cv2.LINE_8, 4 if smooth else 0)
+        cv2.addWeighted(overlay, a, box, 1 - a, 0, dst=box)
     return (np.clip(img[:, :, ::-1], 0, 1) * 255).astype(np.uint8)
+
+
+CAIRO_TOLERANCE = 0.1      # cairo's default: arcs become splines within 0.1 px (docs/drawing.md)
 
 
 def pycairo(s, n):
     import cairo
     surface = cairo.ImageSurface(cairo.FORMAT_RGB24, n, n)
     ctx = cairo.Context(surface)
-    ctx.set_antialias(cairo.ANTIALIAS_NONE)
+    ctx.set_antialias(cairo.ANTIALIAS_DEFAULT if _antialias(s) else cairo.ANTIALIAS_NONE)
+    ctx.set_tolerance(CAIRO_TOLERANCE)
     ctx.set_source_rgb(1, 1, 1)
     ctx.paint()
-    for x, y, r, c in zip(*(a.tolist() for a in _boxes(s, n)), _colors(s).tolist()):
-        ctx.set_source_rgba(*c, 0.5)
+    for x, y, r, c, a in zip(*(a.tolist() for a in _boxes(s, n)), _colors(s).tolist(), _alphas(s).tolist()):
+        ctx.set_source_rgba(*c, a)
         ctx.arc(x, y, r, 0, 6.283185307179586)
         ctx.fill()
     bgrx = np.ndarray((n, n, 4), np.uint8, surface.get_data(), strides=(surface.get_stride(), 4, 1))
@@ -93,8 +111,9 @@ def skia(s, n):
     surface = sk.Surface(n, n)
     canvas = surface.getCanvas()
     canvas.clear(sk.ColorWHITE)
-    for x, y, r, c in zip(*(a.tolist() for a in _boxes(s, n)), _colors(s).tolist()):
-        canvas.drawCircle(x, y, r, sk.Paint(Color4f=sk.Color4f(*c, 0.5), AntiAlias=False))
+    smooth = _antialias(s)
+    for x, y, r, c, a in zip(*(a.tolist() for a in _boxes(s, n)), _colors(s).tolist(), _alphas(s).tolist()):
+        canvas.drawCircle(x, y, r, sk.Paint(Color4f=sk.Color4f(*c, a), AntiAlias=smooth))
     return surface.makeImageSnapshot().toarray(colorType=sk.kRGBA_8888_ColorType)[:, :, :3].copy()
 
 
@@ -112,10 +131,24 @@ def matplotlib_collection(s, n):
     ax.set_axis_off()
     d = 2 * s.radius
     ax.add_collection(EllipseCollection(d, d, 0, units="x", offsets=s.position[:, :2], offset_transform=ax.transData,
-                                       facecolors=np.c_[_colors(s), np.full(s.n, 0.5)], edgecolors="none",
-                                       antialiaseds=False))
+                                       facecolors=np.c_[_colors(s), _alphas(s)], edgecolors="none",
+                                       antialiaseds=_antialias(s)))
     canvas.draw()
     return np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
+
+
+def aggdraw_peer(s, n):
+    import aggdraw
+    from PIL import Image
+    img = Image.new("RGB", (n, n), (255, 255, 255))
+    draw = aggdraw.Draw(img)
+    draw.setantialias(_antialias(s))
+    col = (_colors(s) * 255).astype(int).tolist()
+    alpha = (_alphas(s) * 255 + 0.5).astype(int).tolist()
+    for x, y, r, c, a in zip(*(a.tolist() for a in _boxes(s, n)), col, alpha):
+        draw.ellipse((x - r, y - r, x + r, y + r), aggdraw.Brush(tuple(c), a))
+    draw.flush()
+    return np.asarray(img)
 
 
 _NAIVE = None
@@ -151,7 +184,9 @@ def naive_numba(s, n):
 
 PEERS = {"pillow": ("PIL", pillow), "opencv": ("cv2", opencv), "pycairo": ("cairo", pycairo),
          "skia-python": ("skia", skia), "matplotlib": ("matplotlib", matplotlib_collection),
-         "naive-numba": ("numba", naive_numba)}
+         "aggdraw": ("aggdraw", aggdraw_peer), "naive-numba": ("numba", naive_numba)}
+ANTIALIASED = ("opencv", "pycairo", "skia-python", "matplotlib", "aggdraw")   # the peers that anti-alias
+PER_CIRCLE_ALPHA = ("pillow", *ANTIALIASED)                                 # ... and that take each alpha
 
 
 # ---- timing ----

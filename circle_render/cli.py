@@ -4,7 +4,7 @@ circle_render/commands/.
     render SCENE [options]      render one of the course's scenes (``render list`` names them)
     render list                 the scenes, one line each
     render check                the course's score table, for any renderer
-    render bench                time every scene (GPU, or cpu-fast), write a JSON record
+    render bench                time every scene (GPU, or cpu-fast), write a JSON record and its plot
     render saxpy | scan         the assignment's GPU warm-ups
 """
 from __future__ import annotations
@@ -54,6 +54,12 @@ def _renderer_option(value: str, built_in=registry.CHOICES) -> str:
         return registry.check_name(value, tuple(built_in))
     except UserError as e:
         raise click.BadParameter(str(e)) from None
+
+
+def _finite(value: float, name: str) -> float:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise click.BadParameter(f"{name} must be a finite number of seconds (1 or more), got {value}")
+    return value
 
 
 def _frames_option(ctx, param, value):
@@ -142,7 +148,8 @@ def list_command():
 @click.option("--frames", "view_frames", type=click.IntRange(1, None),
               help="With -i: quit after this many frames (for scripts and timing).")
 @click.option("--screenshot", type=click.Path(dir_okay=False),
-              help="With -i: save the last frame as displayed (read back from the window) to this PNG.")
+              help="With -i: save the last frame, at the picture's own size even where the window "
+                   "scales it, to this file (.png, .ppm, or a one-frame .gif).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or notices on stderr, only errors.")
 def scene_command(**options):
     """Render SCENE: a name from `render list`, or a scene file (.par or .circles)."""
@@ -150,19 +157,23 @@ def scene_command(**options):
 
 
 @cli.command("bench")
-@click.option("-r", "--renderer", "renderer_name", default="cuda", show_default=True, metavar="RENDERER",
-              callback=lambda ctx, p, v: _renderer_option(v, list(registry.RENDERERS)),
-              help="A built-in renderer (" + registry.describe()
-                   + ") or your own class: module:Class or path/to/file.py:Class.")
+@click.option("-r", "--renderer", "renderer_name", default="auto", show_default=True, metavar="RENDERER",
+              callback=lambda ctx, p, v: _renderer_option(v),
+              help="auto: cuda when a usable GPU is present, else cpu-fast; " + registry.describe()
+                   + "; or your own class: module:Class or path/to/file.py:Class.")
 @click.option("--scenes", default=",".join(SCENE_NAMES), show_default=False,
               help="Comma-separated scene names (default: all 14).")
 @click.option("-s", "--size", type=click.IntRange(1, MAX_SIZE), default=1024, show_default=True)
 @click.option("--runs", type=click.IntRange(1, 100), default=3, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="JSON record to write (default: GPU-RENDERER-SIZE-VERSION.json in benchmarks/results/ "
+              help="JSON record to write (default: MACHINE-RENDERER-SIZE-VERSION.json in benchmarks/results/ "
                    "if that folder is here, else in the current folder).")
+@click.option("--plot", type=click.Path(dir_okay=False),
+              help="PNG bar chart of the record (default: beside the record, same name, .png).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress or notices on stderr, only the table and errors.")
 def bench_command(**options):
-    """Time every scene (course method, and CUDA events on the GPU) and write a JSON record."""
+    """Time every scene the course's way (after a warm-up frame; CUDA events too on a GPU) and
+    write a JSON record and its plot."""
     bench_cmd.bench_command(**options)
 
 
@@ -188,6 +199,7 @@ def bench_command(**options):
                    "measured on, elsewhere cuda-tiled timed live and scaled by its ratio to the "
                    "course's binary; live: that calibrated live Tf even where times are stored.")
 @click.option("--scene-timeout", type=click.FloatRange(1, None), default=300, show_default=True,
+              callback=lambda ctx, p, v: _finite(v, "--scene-timeout"),
               help="Seconds your renderer may take per scene (check and timing) before it gets (F).")
 @click.option("--logs", type=click.Path(file_okay=False), default="logs", show_default=True,
               help="Folder for a log per scene and, for a failed scene, a PNG of its mismatches.")
@@ -209,17 +221,20 @@ def check_command(quiet, **options):
 @click.option("--arch", default="compute_75", show_default=True,
               help="Virtual architecture to compile for (the GPU path uses the GPU's own).")
 @click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]",
-              help="A macro of your own, as load_module(path, {NAME: VALUE}) passes it.")
-def compile_command(files, arch, defines):
-    """Compile kernel files (or the .cu files a renderer's .py names) exactly as the GPU path
-    will: the same source (headers inlined) and options, with NVRTC (CuPy's compiler). No GPU
-    needed.
+              help="A macro of your own, as a renderer's `defines = {NAME: VALUE}` passes it.")
+@click.option("--option", "options", multiple=True, metavar="OPTION",
+              help="A compiler option of your own, as a renderer's `compile_options` passes it "
+                   "(e.g. --option=--fmad=false).")
+def compile_command(files, arch, defines, options):
+    """Compile kernel files (or those a renderer's .py compiles, with its classes' defines and
+    compile_options) exactly as the GPU path will: the same source (headers inlined) and
+    options (the course's: multiply-adds fused), with NVRTC (CuPy's compiler). No GPU needed.
 
     \b
     render compile assignment/my_renderer.cu
     render compile assignment/my_renderer.py
     """
-    compile_cmd.compile_command(files, arch, defines)
+    compile_cmd.compile_command(files, arch, defines, options)
 
 
 @cli.command("saxpy")

@@ -14,6 +14,10 @@ SNOW_ALPHA_BASE = f32(0.6)           #   + SNOW_ALPHA_DEPTH * (1 - z), 0, 1)
 SNOW_ALPHA_DEPTH = f32(0.4)          #   * exp(-SNOW_FALLOFF * d * d)
 SNOW_FALLOFF = f32(4)
 
+# ---- the drawing options' anti-aliasing (docs/drawing.md) ----
+AA_INK = f32(1) / f32(12)            # rq = sqrt(q*q - AA_INK): a ramp of one pixel then draws pi*q^2 of ink
+AA_PI = f32(np.pi)                   # cap = min(1, AA_PI * q*q): a sub-pixel circle covers at most its area
+
 # ---- the course's animation steps (circle_render/cpu/animation.py, kernels/animate.cu) ----
 DT = f32(1) / f32(60)
 HYPNOSIS_MAX_RADIUS, HYPNOSIS_MIN_RADIUS, HYPNOSIS_GROWTH = f32(0.5), f32(0.02), f32(0.01)

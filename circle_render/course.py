@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -82,7 +84,7 @@ class Rules:
 CMU_SCENES = ("rgb", "rand10k", "rand100k", "pattern", "snowsingle", "biglittle")
 RULES = {
     "cmu": Rules("cmu", CMU_SCENES, 2, 10),
-    "cs149": Rules("cs149", CMU_SCENES + ("rand1M", "micro2M"), 2, 7),
+    "cs149": Rules("cs149", (*CMU_SCENES, "rand1M", "micro2M"), 2, 7),
 }
 SCAN_SIZES = {
     "cmu": (10_000, 100_000, 1_000_000, 2_000_000),
@@ -114,7 +116,7 @@ def scan_score(correct: bool, t: float | None, tref: float) -> float:
 RULE = "-" * 73
 
 
-def _row(*cells) -> str:
+def _row(*cells: object) -> str:
     return "| " + " | ".join(f"{c:<15}" for c in cells) + " |"
 
 
@@ -172,16 +174,35 @@ def same_gpu(a: str, b: str) -> bool:
     return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
-def stored_times(gpu: str | None, kind: str = "render", size: int | None = None) -> dict[str, float] | None:
-    """The course's reference times (ms) of ``kind`` (render, scan, find_repeats, thrust_scan)
-    measured on exactly this GPU model; None for any other GPU, and for render times at a
-    ``size`` other than MEASURED_SIZE (they were measured there only)."""
-    if gpu is None or (kind == "render" and size is not None and size != MEASURED_SIZE):
+def _gpu_tables(gpu: str | None) -> dict | None:
+    if gpu is None:
         return None
     for model, tables in _ref_data()["gpus"].items():
         if same_gpu(model, gpu):
-            return tables.get(kind)
+            return tables
     return None
+
+
+def stored_times(gpu: str | None, kind: str = "render", size: int | None = None) -> dict[str, float] | None:
+    """The course's reference times (ms) of ``kind`` (render, render_f, scan, find_repeats,
+    thrust_scan) measured on exactly this GPU model; None for any other GPU, and for render
+    times at a ``size`` other than MEASURED_SIZE (they were measured there only)."""
+    if kind.startswith("render") and size is not None and size != MEASURED_SIZE:
+        return None
+    tables = _gpu_tables(gpu)
+    return None if tables is None else tables.get(kind)
+
+
+OUTPUT_COST_GPU = "NVIDIA H100 80GB HBM3"
+
+
+def output_costs() -> dict[str, float]:
+    """The course's ``-f`` cost per scene, ms: what writing each frame's picture to a file adds
+    to the course's Total (its checker times with -f). ``render_f`` less ``render`` on the
+    H100, where both were measured (``output_cost`` in ref_times.json says how); at least 0."""
+    tables = _gpu_tables(OUTPUT_COST_GPU) or {}
+    with_f, without = tables.get("render_f", {}), tables.get("render", {})
+    return {s: max(0.0, round(with_f[s] - without[s], 6)) for s in without if s in with_f}
 
 
 @dataclass(frozen=True)
@@ -202,21 +223,55 @@ def calibration() -> Calibration:
     return Calibration(c["renderer"], c["gpu"], dict(c["ratio"]), c["method"])
 
 
-def read_times_file(path: str, scenes_known) -> dict[str, float]:
+MAX_TIMES_FILE = 1 << 20          # a --ref-times file is a few hundred bytes; refuse what is not
+
+
+def _refuse_constant(text: str) -> NoReturn:
+    raise ValueError(f"{text} is not a number of milliseconds")
+
+
+def read_times_file(path: str, scenes_known: Iterable[str]) -> dict[str, float]:
     """A user's reference times in ms, ``{"rgb": 0.05, ...}`` or ``{"render": {...}}`` (the
-    ``--ref-times`` file); UserError naming the problem otherwise."""
+    ``--ref-times`` file): finite numbers above 0 only (not NaN, Infinity, 1e400 or true);
+    UserError naming the problem otherwise."""
+    what = f"--ref-times {path!r}"
     try:
-        data = json.loads(Path(path).read_text())
+        with open(path, "rb") as f:                     # a pipe is fine (<(...)); /dev/zero is too big
+            data = f.read(MAX_TIMES_FILE + 1)
+        if len(data) > MAX_TIMES_FILE:
+            raise ValueError(f"it holds more than {MAX_TIMES_FILE >> 20} MiB")
+        text = data.decode("utf-8")
     except OSError as e:
-        raise UserError(f"cannot read --ref-times {path!r}: {e.strerror or e}") from None
+        raise UserError(f"cannot read {what}: {e.strerror or e}") from None
+    except ValueError as e:                             # too big, not UTF-8
+        raise UserError(f"cannot read {what}: {e}") from None
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_number,
+                          parse_float=_bounded_number)
+    except RecursionError:
+        raise UserError(f"{what} is not valid JSON: nested too deeply") from None
     except ValueError as e:
-        raise UserError(f"--ref-times {path!r} is not valid JSON: {e}") from None
+        raise UserError(f"{what} is not valid JSON: {e}") from None
     if isinstance(data, dict) and isinstance(data.get("render"), dict):
         data = data["render"]
-    if not isinstance(data, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in data.values()):
-        raise UserError(f"--ref-times {path!r} must map scene names to times in ms above 0, "
-                        'e.g. {"rgb": 0.0545}')
+    example = '{"rgb": 0.0545}'
+    if not isinstance(data, dict) or not data:
+        raise UserError(f"{what} must map scene names to times in ms above 0, e.g. {example}")
     unknown = sorted(set(data) - set(scenes_known))
     if unknown:
-        raise UserError(f"--ref-times {path!r} names unknown scene {unknown[0]!r}")
+        raise UserError(f"{what} names unknown scene {unknown[0]!r}")
+    for scene, v in data.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise UserError(f"{what}: the time of {scene!r} must be a finite number of ms above 0, "
+                            f"got {json.dumps(v)[:40]}; e.g. {example}")
     return {k: float(v) for k, v in data.items()}
+
+
+def _bounded_number(text: str) -> float:
+    """A JSON number as a float; ValueError past float's range (1e400) or for 300-digit integers."""
+    if len(text) > 100:
+        raise ValueError(f"the number {text[:20]}... has {len(text)} characters")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range")
+    return value

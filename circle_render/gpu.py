@@ -3,21 +3,37 @@ from __future__ import annotations
 
 import functools
 
+INSTALL_HINT = "install it with pip install 'circle-render[cuda13]' (or [cuda12]; in a checkout: '.[cuda13]')"
 
-@functools.lru_cache(maxsize=None)
-def gpu_status() -> tuple[bool, str]:
-    """(usable, reason): a GPU is usable when CuPy imports and can see a device."""
+
+@functools.cache
+def _probe() -> tuple[bool, str, str]:
+    """(usable, reason, the reason in a few words): a GPU is usable when CuPy imports and can
+    see a device."""
     try:
         import cupy
-    except Exception as e:  # ImportError, or a broken CUDA install
-        return False, (f"CuPy is not installed ({type(e).__name__}); install it with "
-                       "pip install 'circle-render[cuda13]' (or [cuda12]; in a checkout: '.[cuda13]')")
+    except Exception as e:  # noqa: BLE001  (ImportError, or any error of a broken CUDA install)
+        return False, f"CuPy is not installed ({type(e).__name__}); {INSTALL_HINT}", "CuPy is not installed"
     try:
         if not cupy.is_available() or cupy.cuda.runtime.getDeviceCount() < 1:
-            return False, "no CUDA GPU is visible"
-    except Exception as e:
-        return False, f"no usable CUDA GPU ({type(e).__name__}: {e})"
-    return True, "ok"
+            return False, "no CUDA GPU is visible", "no CUDA GPU is visible"
+    except Exception as e:  # noqa: BLE001  (a driver or runtime error of any kind: no usable GPU)
+        return False, f"no usable CUDA GPU ({type(e).__name__}: {e})", f"CUDA failed: {type(e).__name__}"
+    return True, "ok", "ok"
+
+
+def gpu_status() -> tuple[bool, str]:
+    """(usable, reason): the reason is a full sentence, with how to install CuPy if it is missing."""
+    usable, reason, _ = _probe()
+    return usable, reason
+
+
+def no_gpu_notice(fallback: str) -> str | None:
+    """The one short line ``-r auto`` gives where it cannot use a GPU (None where it can):
+    the reason in a few words and the renderer it uses instead (``-r cuda`` gives the full
+    reason and how to install CuPy)."""
+    usable, _, short = _probe()
+    return None if usable else f"no usable GPU ({short}); using the {fallback} renderer"
 
 
 def gpu_available() -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from typing import Any
 
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_available, gpu_status
@@ -46,7 +47,7 @@ def is_user_spec(name: str) -> bool:
     return ":" in name
 
 
-def check_name(name: str, built_in=CHOICES) -> str:
+def check_name(name: str, built_in: tuple[str, ...] = CHOICES) -> str:
     """``name`` if it is one of ``built_in`` or a user's ``module:Class`` spec, else UserError."""
     if name in built_in or is_user_spec(name):
         return name
@@ -57,8 +58,8 @@ def check_name(name: str, built_in=CHOICES) -> str:
 def display_name(name: str) -> str:
     """What to call renderer ``name`` in messages and file names (a user's class: its own name)."""
     if is_user_spec(name):
-        from circle_render.check.plugins import renderer_factory
-        return renderer_factory(name)[1]
+        from circle_render.user_class import load_class
+        return load_class(name)[1]
     return resolve(name)
 
 
@@ -66,8 +67,8 @@ def needs_gpu(name: str) -> bool:
     """Whether renderer ``name`` (a built-in name or a user's spec, whose class may set
     ``needs_gpu = True``) draws on a CUDA GPU."""
     if is_user_spec(name):
-        from circle_render.check.plugins import renderer_factory
-        return bool(getattr(renderer_factory(name)[0], "needs_gpu", False))
+        from circle_render.user_class import load_class
+        return bool(getattr(load_class(name)[0], "needs_gpu", False))
     info = RENDERERS.get(resolve(name))
     return info is None or info.needs_gpu
 
@@ -79,12 +80,13 @@ def resolve(name: str) -> str:
     return name
 
 
-def create(name: str, **kwargs):
+def create(name: str, **kwargs: Any) -> Any:
     """An instance of built-in renderer ``name`` (``auto`` resolved first), or of a user's
-    class named ``module:Class`` or ``path/to/file.py:Class`` (imported into this process)."""
+    class named ``module:Class`` or ``path/to/file.py:Class`` (imported into this process, and
+    guarded: anything it does wrong is one line naming it, user_class.GuardedRenderer)."""
     if is_user_spec(name):
-        from circle_render.check.plugins import renderer_factory
-        return renderer_factory(name)[0](**kwargs)
+        from circle_render.user_class import GuardedRenderer
+        return GuardedRenderer(name, **kwargs)
     name = resolve(name)
     if name not in RENDERERS:
         raise RendererUnavailable(f"unknown renderer {name!r}; accepted: {', '.join(CHOICES)}")

@@ -49,7 +49,7 @@ def _handout_commands() -> list[list[str]]:
     import re
     import shlex
     text = (ROOT / "docs" / "assignment.md").read_text()
-    lines = [line for block in re.findall(r"```\n(.*?)```", text, re.S) for line in block.splitlines()]
+    lines = [line for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S) for line in block.splitlines()]
     return [shlex.split(line.split("  #")[0])[1:] for line in lines if line.startswith("render ")]
 
 

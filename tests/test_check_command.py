@@ -69,7 +69,7 @@ def test_cpu_check_prints_the_course_table_and_caches_references(tmp_path):
             "Tf*: the cpu-fast renderer timed live in this run (no GPU)") in p.stdout
     assert "check: [1/2] rgb: reference image, seed 0" in p.stderr and "run 1/1" in p.stderr
     cached = list((tmp_path / "cache" / "reference").glob("rgb-32-0-*.npy"))
-    assert len(cached) == 1 and cached[0].with_suffix(".sha256").is_file()
+    assert len(cached) == 1 and cached[0].with_suffix(".mac").is_file()
     again = check(tmp_path, "-r", "cpu", *FAST)
     assert "reference image, seed 0" not in again.stderr                # served from the cache
     assert "reference image, seed " in again.stderr                     # a new random seed: not
@@ -160,3 +160,69 @@ def test_scan_check_needs_a_gpu(tmp_path):
         pytest.skip("a GPU is present")
     p = check(tmp_path, "scan")
     assert p.returncode == 2 and "needs a CUDA GPU" in p.stderr
+
+
+@pytest.mark.parametrize("text,message", [
+    ('{"rgb": Infinity, "pattern": 1}', "Infinity is not a number of milliseconds"),
+    ('{"rgb": NaN, "pattern": 1}', "NaN is not a number of milliseconds"),
+    ('{"rgb": 1e400, "pattern": 1}', "1e400 is out of range"),
+    ('{"rgb": true, "pattern": 1}', "the time of 'rgb' must be a finite number of ms above 0, got true"),
+    ('{"rgb": 0, "pattern": 1}', "the time of 'rgb' must be a finite number of ms above 0, got 0.0"),
+    ('{"rgb": -1, "pattern": 1}', "must be a finite number of ms above 0, got -1.0"),
+    ('{"rgb": "0.05", "pattern": 1}', "must be a finite number of ms above 0, got \"0.05\""),
+    ('{"rgb": ' + "9" * 400 + ', "pattern": 1}', "has 400 characters"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ("\xff\xfe", "cannot read --ref-times"),
+], ids=["inf", "nan", "1e400", "true", "zero", "negative", "string", "400 digits", "deep", "not utf-8"])
+def test_ref_times_holds_finite_positive_milliseconds_only(tmp_path, text, message):
+    (tmp_path / "r.json").write_bytes(text.encode("latin-1"))
+    p = check(tmp_path, "-r", "cpu", *FAST, "--ref-times", "r.json")
+    assert p.returncode == 2 and message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_ref_times_that_never_ends_is_refused(tmp_path):
+    p = check(tmp_path, "-r", "cpu", *FAST, "--ref-times", "/dev/zero")
+    assert p.returncode == 2 and "it holds more than 1 MiB" in p.stderr
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e400"])
+def test_scene_timeout_is_finite(tmp_path, value):
+    p = check(tmp_path, "-r", "cpu", *FAST, "--scene-timeout", value)
+    assert p.returncode == 2 and "--scene-timeout must be a finite number of seconds" in p.stderr
+
+
+def test_a_log_folder_that_cannot_be_written_is_refused_before_any_scene(tmp_path):
+    import os
+    if os.geteuid() == 0:
+        logs = "/proc/circle-render-logs"                    # root writes anywhere but here
+    else:
+        (tmp_path / "ro").mkdir(mode=0o500)
+        logs = str(tmp_path / "ro")
+    p = check(tmp_path, "-r", "cpu", *FAST, "--logs", logs)
+    assert p.returncode == 2 and f"cannot write in the log folder {logs!r}" in p.stderr
+    assert "[1/2]" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_log_files_are_replaced_whole_a_link_is_not_followed(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (tmp_path / "outside.txt").write_text("keep me\n")
+    (logs / "rgb.log").symlink_to(tmp_path / "outside.txt")
+    (logs / "pattern.log").write_text("old\n")
+    (logs / "pattern.log").chmod(0o444)
+    p = check(tmp_path, "-r", "cpu", *FAST)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "outside.txt").read_text() == "keep me\n"
+    for name in ("rgb.log", "pattern.log"):
+        f = logs / name
+        assert f.is_file() and not f.is_symlink() and f.read_text().startswith(f"scene {name[:-4]}")
+
+
+def test_a_par_file_never_rounds_a_radius_to_zero(tmp_path):
+    (tmp_path / "tiny.circles").write_text("circle-render scene 1\nshading snow\ncount 2\n"
+                                           "0.5 0.5 0.5 0.1 1 1 1\n0.5 0.5 0.5 4e-7 1 1 1\n")
+    p = render("tiny.circles", "-r", "cpu", "-s", "8", "--save-scene", "t.par", cwd=tmp_path)
+    assert p.returncode == 2 and "circle 1's radius 4e-07 would be written as 0.000000" in p.stderr
+    assert not (tmp_path / "t.par").exists()
+    p = render("tiny.circles", "-r", "cpu", "-s", "8", "--save-scene", "t.circles", cwd=tmp_path)
+    assert p.returncode == 0 and render("t.circles", "-r", "cpu", "-s", "8", cwd=tmp_path).returncode == 0

@@ -144,6 +144,7 @@ def test_ctrl_c_is_the_users_and_stops_the_check(tmp_path):
     import signal
     import subprocess
     import sys
+
     from test_cli import ROOT
     path = plugin(tmp_path, HOSTILE)
     p = subprocess.Popen([sys.executable, "-m", "circle_render", "check", "-r", f"{path}:Hangs", *SCENES],
@@ -154,5 +155,5 @@ def test_ctrl_c_is_the_users_and_stops_the_check(tmp_path):
         if "rgb: correctness" in line:
             break
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and "interrupted" in err and "Traceback" not in err

@@ -41,6 +41,7 @@ def test_several_frames_and_bench_lines(tmp_path):
     assert sorted(f.name for f in tmp_path.iterdir()) == ["h_0002.png", "h_0003.png", "h_0004.png"]
     labels = [line.split(":")[0] for line in p.stdout.splitlines()]
     assert labels == ["Clear", "Advance", "Render", "Total"]
+    assert "frames 2:5, mean per frame; start-up left out (an untimed warm-up frame" in p.stderr
 
 
 def test_gif_is_one_animated_file(tmp_path):
@@ -57,12 +58,23 @@ def test_list_names_every_scene():
     assert [line.split()[0] for line in p.stdout.splitlines()] == list(SCENE_NAMES)
 
 
-def test_auto_without_gpu_says_so(tmp_path):
+def test_auto_without_gpu_says_so_once_in_one_short_line(tmp_path):
     from circle_render.gpu import gpu_available
     if gpu_available():
         pytest.skip("a GPU is present")
-    p = render("rgb", "-s", "16", "-o", str(tmp_path / "a.png"))
-    assert p.returncode == 0 and "using the cpu-fast renderer" in p.stderr
+    p = render("rgb", "-s", "16", "-o", str(tmp_path / "a.png"), "-b", "0:2")
+    assert p.returncode == 0
+    said = [line for line in p.stderr.splitlines() if "GPU" in line]
+    assert len(said) == 1 and len(said[0]) <= 90, said          # once, short: the reason in a few words
+    assert said[0].startswith("render: no usable GPU (") and said[0].endswith("; using the cpu-fast renderer")
+
+
+@pytest.mark.parametrize("args", [["rgb", "--save-scene", "s.circles"], ["rgb", "-s", "8", "-q"],
+                                  ["list"], ["--help"], ["rgb", "--help"]])
+def test_no_gpu_notice_where_nothing_is_drawn_or_with_q(tmp_path, args):
+    p = render(*args, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "GPU" not in p.stderr
 
 
 def test_shell_completion_of_scene_names():
@@ -94,7 +106,7 @@ def test_bad_input_one_line_exit_2(args, needle, tmp_path):
 
 def test_unwritable_folder_exit_2(tmp_path):
     if os.geteuid() == 0:
-        pytest.skip("root can write anywhere")
+        pytest.skip("runs as root, who may write into a read-only folder: run as a normal user")
     ro = tmp_path / "ro"
     ro.mkdir(mode=0o500)
     p = render("rgb", "-r", "cpu", "-o", str(ro / "x.png"))

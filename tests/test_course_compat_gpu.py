@@ -44,6 +44,55 @@ def test_shared_mem_exclusive_scan_from_any_block(block, size):
     assert np.array_equal(out.get(), np.cumsum(v) - v)
 
 
+SHAPES = [(1,), (2,), (4,), (2, 2), (8,), (16,), (4, 4), (32,), (4, 8), (4, 4, 2), (64,), (8, 8), (128,), (256,),
+          (16, 16), (8, 32), (64, 4), (8, 8, 4), (512,), (32, 16), (1024,), (32, 32), (16, 16, 4), (96,)]
+
+
+@pytest.mark.parametrize("block", SHAPES, ids=["x".join(map(str, b)) for b in SHAPES])
+def test_the_courses_scan_for_every_shape_it_promises(block):
+    """size = the block's threads (the course's requirement): powers of two up to 1024 in 1D,
+    2D and 3D blocks (threads counted by their linear index), one warp or less, in place too."""
+    import cupy as cp
+    size, reps = int(np.prod(block)), 5
+    rng = np.random.default_rng(size)
+    v = rng.integers(0, 2, (reps, size)).astype(np.uint32)
+    v[1] = 1                                                          # a full chunk: every circle hits
+    v[2] = rng.integers(0, 1 << 20, size)                             # any values, not only flags
+    for in_place in (0, 1):
+        out, totals = cp.zeros(reps * size, dtype=np.uint32), cp.zeros(2 * reps, dtype=np.uint32)
+        _module().get_function("course_scan_use")((1,), block, (cp.asarray(v.ravel()), out, totals,
+                                                                np.int32(reps), np.int32(in_place)))
+        want = np.cumsum(v, axis=1, dtype=np.uint64).astype(np.uint32) - v
+        assert np.array_equal(out.get().reshape(reps, size), want), (block, in_place)
+        t = totals.get()
+        assert np.array_equal(t[:reps], v.sum(axis=1, dtype=np.uint64).astype(np.uint32))
+        if size > 1:
+            assert np.array_equal(t[reps:], want[:, -1])
+
+
+@pytest.mark.parametrize("block", [(256,), (16, 16), (1024,), (32,)])
+@pytest.mark.parametrize("size", [1, 16, 32])
+def test_a_small_scan_from_some_threads_of_a_larger_block(block, size):
+    import cupy as cp
+    v = np.random.default_rng(size).integers(0, 9, size).astype(np.uint32)
+    out = cp.zeros(size, dtype=np.uint32)
+    _module().get_function("small_scan_from_some_threads")((1,), block, (cp.asarray(v), out, np.int32(size)))
+    assert np.array_equal(out.get(), np.cumsum(v) - v)
+
+
+def test_student_files_fuse_multiply_adds_unless_told_not_to():
+    import cupy as cp
+
+    from circle_render.cuda.module import load_module
+    x = cp.asarray(np.array([1 + 2.0 ** -12, 1 + 2.0 ** -12, -(1 + 2.0 ** -11)], dtype=np.float32))
+    got = {}
+    for options in ((), ("--fmad=false",)):
+        out = cp.zeros(1, dtype=np.float32)
+        load_module(KERNELS, options=options).get_function("multiply_add")((1,), (1,), (x, out))
+        got[options] = float(out.get()[0])
+    assert got[()] == 2.0 ** -24 and got[("--fmad=false",)] == 0.0
+
+
 @pytest.mark.parametrize("side", [16, 32])
 def test_block_exclusive_scan_from_a_2d_block(side):
     import cupy as cp
@@ -76,21 +125,28 @@ def test_course_box_tests_take_left_right_top_bottom():
     assert (conservative > exact).sum() > 100
 
 
+@pytest.mark.parametrize("fused", [False, True])
 @pytest.mark.parametrize("scene", ["rgby", "snowsingle"])
-def test_shade_pixel_and_lookup_color_against_the_reference(scene):
+def test_shade_pixel_and_lookup_color_against_the_reference(scene, fused):
+    """Not fused, shadePixel rounds as the reference does; fused (the course's default, and a
+    student file's), it passes the course's check."""
     import cupy as cp
 
     from circle_render.cuda.device_scene import DeviceImage, DeviceScene
+    from circle_render.cuda.module import load_module
     from circle_render.cuda.student import CourseParams
     s = middle_of(scene)
     size = 48
     state, image = DeviceScene(s), DeviceImage(size, size, s.shading)
     image.pixels[...] = cp.asarray(clear_image(size, size, s.shading))
-    module = _module()
+    module = load_module(KERNELS, options=() if fused else ("--fmad=false",))
     CourseParams(state, image, s).fill(module)
     module.get_function("course_shade")((size * size // 256 + 1,), (256,), ())
     want = reference_image(s, size, size, steps=0)
-    assert np.abs(image.pixels.get() - want).max() < 1e-6
+    if fused:
+        assert compare(want, image.pixels.get()).passed
+    else:
+        assert np.abs(image.pixels.get() - want).max() < 1e-6
 
 
 def test_the_students_own_macros_are_not_the_projects():
@@ -100,17 +156,46 @@ def test_the_students_own_macros_are_not_the_projects():
     assert out.get()[0] == 7 * 0.25
 
 
-@pytest.mark.parametrize("renderer", ["TiledScanRenderer", "SortByTileRenderer", "SortByTileGraphRenderer"])
+PORT_CLASSES = ["TiledScanRenderer", "SortByTileRenderer", "SortByTileGraphRenderer", "TileListsRenderer",
+                "TiledExactRenderer", "PixelLoopRenderer"]
+
+
+@pytest.mark.parametrize("renderer", PORT_CLASSES)
 @pytest.mark.parametrize("scene", ["rgb", "pattern", "rand10k", "snowsingle", "biglittle"])
 def test_the_course_style_ports_pass_the_check(renderer, scene):
+    """Compiled as the course compiles (multiply-adds fused), at a size that is not a multiple of
+    their tiles."""
     got = _draw(getattr(PORTS, renderer)(), make_scene(scene), 200)
     assert compare(reference_image(make_scene(scene), 200, 200, steps=1), got).passed
 
 
-@pytest.mark.parametrize("scene", ["hypnosis", "fireworks"])
-def test_the_sort_by_tile_port_follows_an_animation(scene):
-    # the pairs change from frame to frame: the port reads their number and grows its buffers
-    got = _draw(PORTS.SortByTileGraphRenderer(), make_scene(scene), 128, frames=20)
+def test_the_ladder_passes_the_check_with_fused_multiply_adds():
+    """The handout's per-pixel loops are compiled as the project's kernels (not fused); fused, as
+    a student's copy of them would be, the loop still draws the reference."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ladder import PixelLoopRenderer
+    fused = type("Fused", (PixelLoopRenderer,), {"load": _load_fused})
+    for scene in ("rgb", "rand10k", "snowsingle"):
+        got = _draw(fused(), make_scene(scene), 160)
+        assert compare(reference_image(make_scene(scene), 160, 160, steps=1), got).passed
+
+
+def _load_fused(self, scene, width, height):
+    from circle_render.cuda import device_scene
+    real = device_scene.load_module
+    device_scene.load_module = lambda *a, **k: real(*a, **{**k, "fmad": True})
+    try:
+        device_scene.OneKernelRenderer.load(self, scene, width, height)
+    finally:
+        device_scene.load_module = real
+
+
+@pytest.mark.parametrize("renderer", ["SortByTileGraphRenderer", "TileListsRenderer", "TiledExactRenderer"])
+@pytest.mark.parametrize("scene", ["hypnosis", "fireworks", "snow"])
+def test_the_ports_follow_an_animation(renderer, scene):
+    # the pairs and lists change from frame to frame: the ports read their number and grow
+    got = _draw(getattr(PORTS, renderer)(), make_scene(scene), 128, frames=20)
     assert compare(reference_image(make_scene(scene), 128, 128, steps=20), got).passed
 
 
@@ -133,10 +218,54 @@ def test_two_renderers_of_one_file_keep_their_own_parameters():
 
 
 def test_a_render_that_syncs_cannot_be_captured_and_says_why():
-    from circle_render.cuda.student import CapturedRender
     import cupy as cp
+
+    from circle_render.cuda.student import CapturedRender
     x = cp.arange(10)
     with pytest.raises(RuntimeError, match="cannot be captured into a CUDA graph"):
         CapturedRender(lambda: int(x.sum()))
     CapturedRender(lambda: x.fill(1))()                     # the stream is usable afterwards
     assert int(x.sum()) == 10
+
+
+def test_the_course_arrays_follow_the_circles_as_their_twin_says():
+
+    from circle_render.cuda.device_scene import DeviceImage, DeviceScene
+    from circle_render.cuda.student import CourseParams
+    from circle_render.twins.course_params import split_circles
+    s = make_scene("fireworks")
+    state = DeviceScene(s)
+    params = CourseParams(state, DeviceImage(32, 32, s.shading), s)
+    for _ in range(3):
+        state.advance()
+    params.refresh()
+    position, radius = split_circles(state.circles.get())
+    assert np.array_equal(params.position.get().ravel(), position) and np.array_equal(params.radius.get(), radius)
+    assert not np.array_equal(position, split_circles(np.c_[s.position, s.radius])[0])       # they moved
+
+
+def test_capture_replays_the_launches_between_host_reads():
+    import cupy as cp
+    r = PORTS.TiledScanRenderer()
+    r.load(make_scene("rgb"), 64, 64)
+    x = cp.zeros(4, dtype=np.int32)
+    step = r.capture(lambda: cp.add(x, 1, out=x))        # run once, then captured
+    step()
+    step()
+    assert x.get().tolist() == [3] * 4
+
+
+def test_write_constant_is_cudaMemcpyToSymbol():
+    import cupy as cp
+    r = PORTS.TiledScanRenderer()
+    r.load(make_scene("rgb"), 32, 32)
+    r.module = _module()                                 # a file with constants of its own
+    r.write_constant("myParams", np.array((6, 0.5), dtype=[("tiles", np.int32), ("scale", np.float32)]))
+    r.write_constant("myTable", np.array([1, 2, 3, 4], dtype=np.float32))
+    out = cp.zeros(1, dtype=np.float32)
+    r.module.get_function("read_my_constants")((1,), (1,), (out,))
+    assert out.get()[0] == 3 + 1 + 4
+    with pytest.raises(ValueError, match="no __constant__"):
+        r.write_constant("notThere", np.int32(1))
+    with pytest.raises(ValueError, match="holds 16"):
+        r.write_constant("myTable", np.zeros(5, dtype=np.float32))

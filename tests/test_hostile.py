@@ -210,7 +210,7 @@ ONE = ([[0.5, 0.5]], [0.1], [[1, 0, 0]])
     ({"colors": [[1, 0, 0j]]}, "colors must hold real numbers .* complex values are not truncated"),
     ({"colors": [[True, False, True]]}, "colors must hold real numbers .* got dtype bool"),
     ({"radii": [[0.1]]}, r"radii must have shape \(1,\), one per position, got \(1, 1\)"),
-    ({"colors": [1, 0, 0]}, r"colors must have shape \(1, 3\), r g b per position, got \(3,\)"),
+    ({"colors": [1, 0, 0]}, r"colors must have shape \(1, 3\) or \(1, 4\), r g b \[alpha\] per circle, got \(3,\)"),
     ({"width": True}, "width must be a whole number in 1..16384, got True"),
     ({"height": 8.0}, "height must be a whole number in 1..16384, got 8.0"),
 ])
@@ -234,11 +234,15 @@ def test_zero_circles_is_the_cleared_picture_and_tiny_circles_draw_their_centres
 
 def covers_between(positions, radii, width, height):
     """Per pixel, the fewest and the most circles that may cover its centre: a centre clearly
-    inside a circle counts in both, one on its edge (within float32 rounding) only in the most."""
-    p = np.asarray(positions, dtype=np.float32).astype(np.float64)
-    r = np.asarray(radii, dtype=np.float32).astype(np.float64)
+    inside a circle counts in both, one on its edge (within float32 rounding) only in the most.
+    Round circles on any picture: both axes in units of S = max(width, height) pixels, the unit
+    square stretched over the picture, radii in x units (docs/drawing.md)."""
+    side = max(width, height)
+    scale = np.array([width / side, height / side])
+    p = (np.asarray(positions, dtype=np.float64) * scale).astype(np.float32).astype(np.float64)
+    r = (np.asarray(radii, dtype=np.float64) * scale[0]).astype(np.float32).astype(np.float64)
     from circle_render.cpu.shading import pixel_centres  # (1/size) * (i + 0.5) in float32
-    cx, cy = pixel_centres(width).astype(np.float64), pixel_centres(height).astype(np.float64)
+    cx, cy = pixel_centres(side)[:width].astype(np.float64), pixel_centres(side)[:height].astype(np.float64)
     dx = p[:, 0, None, None] - cx[None, None, :]
     dy = p[:, 1, None, None] - cy[None, :, None]
     d = np.sqrt(dx * dx + dy * dy)
@@ -254,13 +258,22 @@ CIRCLE = st.tuples(st.floats(-3, 4), st.floats(-3, 4), st.one_of(st.floats(1e-9,
 @given(st.lists(CIRCLE, max_size=5), st.integers(1, 24), st.integers(1, 24),
        st.sampled_from([(0.0, 0.0), (1e4 - 4, 0.0), (0.0, -1e4 + 4)]))
 def test_the_array_api_draws_exactly_the_covered_pixels(circles, width, height, shift):
-    """Flat shading: a pixel's alpha is 1 + 0.5 per circle covering its centre, whatever the
-    sizes (tiny, covering everything, far away)."""
+    """Flat shading over a transparent background: a pixel's alpha is 1 - 0.5^k for the k
+    circles covering its centre, whatever the sizes (tiny, covering everything, far away);
+    with the default opaque background it is 1, and r, g, b count the circles the same way."""
     pos = np.array([(x + shift[0] * (r > 100), y + shift[1] * (r > 100)) for x, y, r in circles]).reshape(-1, 2)
     rad = np.array([r for _, _, r in circles])
-    img = circle_render.render(pos, rad, np.ones((len(circles), 3)), width, height, "cpu")
+    if (np.float32(rad * width / max(width, height)) < np.float32(1e-9)).any():   # radii are in x units
+        with pytest.raises(ValueError, match=r"below the smallest radius.* in picture units"):
+            circle_render.render(pos, rad, np.ones((len(circles), 3)), width, height, "cpu")
+        return
+    img = circle_render.render(pos, rad, np.ones((len(circles), 3)), width, height, "cpu", background="transparent")
     low, high = covers_between(pos, rad, width, height)
-    count = (img[..., 3] - 1) / 0.5
+    count = -np.log2(1 - img[..., 3].astype(np.float64))          # exact: 1 - 0.5^k is a float32
+    assert (low <= count).all() and (count <= high).all()
+    white = circle_render.render(pos, rad, np.zeros((len(circles), 3)), width, height, "cpu")
+    assert (white[..., 3] == 1).all()
+    count = -np.log2(white[..., 0].astype(np.float64))              # black over white: 0.5^k
     assert (low <= count).all() and (count <= high).all()
 
 

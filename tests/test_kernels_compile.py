@@ -19,7 +19,7 @@ def test_constants_come_from_python():
     assert f"-DTILE_SIZE={TILE_SIZE}" in compile_options()
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit) on PATH")
 @pytest.mark.parametrize("name", kernel_files())
 def test_kernel_compiles_with_nvcc(name, tmp_path):
     src = tmp_path / name
@@ -41,7 +41,7 @@ def _fast_variants():
     return [pytest.param(dict(k), id=name) for k, name in seen.items()]
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit) on PATH")
 @pytest.mark.parametrize("variant", _fast_variants())
 @pytest.mark.parametrize("name", ["bin.cu", "draw.cu", "sparse_bin.cu", "sparse_draw.cu"])
 def test_fast_renderer_compiles_as_each_scene_uses_it(name, variant, tmp_path):

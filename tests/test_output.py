@@ -224,7 +224,7 @@ def test_video_decodes_to_the_pngs_within_the_codec_tolerance(tmp_path, video, c
 def test_video_stream_says_its_rate_colours_and_codec(tmp_path, capsys):
     out = tmp_path / "a.mp4"
     code, err = run_main(["snow", "-r", "cpu-fast", "-s", "64", "-b", "0:5", "-o", str(out), "--fps", "29.97"], capsys)
-    assert code == 0 and err.splitlines()[-1] == f"render: wrote {out} (5 frames)", err
+    assert code == 0 and f"render: wrote {out} (5 frames)" in err.splitlines(), err
     with av.open(str(out)) as c:
         s = c.streams.video[0]
         cc = s.codec_context

@@ -111,13 +111,20 @@ def test_render_array_api_equals_the_reference():
     s = make_scene("rgby")
     img = circle_render.render(s.position[:, :2], s.radius, s.color, 64, 64, renderer="cpu")
     assert img.shape == (64, 64, 4) and img.dtype == np.float32
-    assert np.array_equal(img, reference_image(s, 64, 64, steps=0))
+    assert np.array_equal(img[..., :3], reference_image(s, 64, 64, steps=0)[..., :3])
+    assert (img[..., 3] == 1).all()                       # the output alpha over an opaque background
 
 
 def test_render_array_api_non_square_snow_and_bytes():
+    """On a non-square picture circles are round (docs/drawing.md): the unit square's y is
+    scaled by H/W, radii are in x units, and snow's gradient runs over the picture's own rows."""
+    from circle_render.drawing import Drawing
     s = make_scene("snowsingle")
     img = circle_render.render(s.position, s.radius, s.color, 40, 24, renderer="cpu", shading="snow")
-    assert np.array_equal(img, reference_image(s, 40, 24, steps=0))
+    placed = s.copy()
+    placed.position[:, 1] = (s.position[:, 1].astype(np.float64) * (24 / 40)).astype(np.float32)
+    placed.drawing = Drawing(np.ascontiguousarray(np.c_[s.color, np.full(s.n, 0.5)], dtype=np.float32))
+    assert np.array_equal(img, reference_image(placed, 40, 24, steps=0))
     assert circle_render.to_bytes(img).shape == (24, 40, 3)
 
 

@@ -15,6 +15,9 @@ from circle_render.scenes.scene import FLAT, SNOW
 
 GOOD_PAR = "2\n0.5 0.5 0.1 0 0 0 0.2\n0.25 0.75 0.9 0 0 0 0.05\n"
 GOOD_CIRCLES = "circle-render scene 1\nshading flat\ncount 2\n0.5 0.5 0.5 0.2 1 0 0\n0.3 0.3 0.3 0.1 0 0 1\n"
+GOOD_CIRCLES_2 = ("circle-render scene 2\nshading flat\nbackground 0 0 0 0\nantialias yes\n"
+                  "columns x y z radius r g b alpha edge_r edge_g edge_b edge_alpha edge_width\ncount 2\n"
+                  "0.5 0.5 0.5 0.2 1 0 0 0.7 0 0 0 1 0.01\n0.3 0.3 0.3 0.1 0 0 1 0.2 1 1 1 0.5 0\n")
 
 
 @pytest.mark.parametrize("scene,suffix", [("rgb", ".circles"), ("pattern", ".circles"),
@@ -156,6 +159,12 @@ def _assert_loads_or_one_line_error(path):
     for a in (s.position, s.radius, s.color, s.velocity):
         assert np.isfinite(a).all() and (np.abs(a) <= MAX_ABS).all()
     assert (s.radius > 0).all()
+    if s.drawing is not None:                    # version 2: alphas in [0, 1], widths >= 0
+        d = s.drawing
+        assert ((d.rgba[:, 3] >= 0) & (d.rgba[:, 3] <= 1)).all()
+        if d.edge_rgba is not None:
+            assert ((d.edge_rgba[:, 3] >= 0) & (d.edge_rgba[:, 3] <= 1)).all() and (d.edge_width >= 0).all()
+        assert d.background is None or 0 <= d.background[3] <= 1
 
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -170,11 +179,12 @@ def test_random_bytes_load_or_fail_in_one_line(tmp_path, data):
 
 
 TOKENS = ["", " ", "\n", "\t", "#", "0", "1", "-1", "0.5", "1e9", "nan", "-inf", "x", "\x00",
-          "\xff", "count", "shading", "flat", "snow", "circle-render scene 1", "1e-50", "\r\n", "3.4e38"]
+          "\xff", "count", "shading", "flat", "snow", "circle-render scene 1", "1e-50", "\r\n", "3.4e38",
+          "circle-render scene 2", "background", "antialias", "columns", "alpha", "edge_width", "yes", "2", "-0.5"]
 
 
 @FUZZ
-@given(base=st.sampled_from([(".par", GOOD_PAR), (".circles", GOOD_CIRCLES)]),
+@given(base=st.sampled_from([(".par", GOOD_PAR), (".circles", GOOD_CIRCLES), (".circles", GOOD_CIRCLES_2)]),
        edits=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 3), st.sampled_from(TOKENS)),
                       max_size=6))
 def test_mutated_files_load_or_fail_in_one_line(tmp_path, base, edits):

@@ -4,8 +4,8 @@ divided by its ratio to the course's binary; without a GPU the cpu renderer, sai
 import pytest
 
 from circle_render.check import tf as tf_module
-from circle_render.check.plugins import LoadedRenderer
-from circle_render.course import calibration, stored_times
+from circle_render.check.runner import LoadedRenderer
+from circle_render.course import calibration, output_costs, stored_times
 
 H100, RTX3090 = "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 3090"
 CMU = ["rgb", "rand10k", "rand100k", "pattern", "snowsingle", "biglittle"]
@@ -15,7 +15,7 @@ CMU = ["rgb", "rand10k", "rand100k", "pattern", "snowsingle", "biglittle"]
 def on_gpu(monkeypatch):
     """A machine whose GPU is named by the test; renderers are not made (nothing runs)."""
     monkeypatch.setattr(tf_module, "gpu_status", lambda: (True, "ok"))
-    monkeypatch.setattr(tf_module, "load_renderer", lambda spec: LoadedRenderer(spec, spec, None, False))
+    monkeypatch.setattr(tf_module, "load_renderer", lambda spec, *args: LoadedRenderer(spec, spec, False))
 
     def name(gpu):
         monkeypatch.setattr(tf_module, "gpu_name", lambda: gpu)
@@ -39,7 +39,7 @@ def test_another_gpu_gets_cuda_tiled_scaled_by_its_ratio(on_gpu, gpu):
     ratio = calibration().ratios["rand10k"]
     time_live, calls = live_ms(ratio * 2)                        # cuda-tiled live: 2x the binary's
     tf, live, where = source.tf("rand10k", time_live)
-    assert tf == pytest.approx(2.0) and live and calls == ["cuda-tiled"]
+    assert tf == pytest.approx(2.0 + output_costs()["rand10k"]) and live and calls == ["cuda-tiled"]
     assert f"divided by its ratio {ratio}" in where
     assert source.footer().startswith("Tf*: cuda-tiled (the course's design) timed live")
     assert f"no stored course times for the {gpu}" in source.footer()
@@ -59,8 +59,12 @@ def test_the_h100_at_1024_uses_its_stored_times_without_timing_anything(on_gpu):
     source = tf_module.tf_source(None, None, None, CMU, 1024)
     time_live, calls = live_ms(99.0)
     for scene in CMU:
-        assert source.tf(scene, time_live) == (stored_times(H100)[scene], False, source.stored_label)
-    assert calls == [] and source.footer() == f"Tf: {source.stored_label}" and "1024x1024" in source.footer()
+        tf, live, where = source.tf(scene, time_live)
+        assert tf == pytest.approx(stored_times(H100, "render_f")[scene]) and not live
+        assert where.startswith(source.stored_label) and "plus the course's -f cost" in where
+    lines = source.footer().splitlines()
+    assert calls == [] and lines[0] == f"Tf: {source.stored_label}" and "1024x1024" in lines[0]
+    assert lines[1].startswith("T and Tf include the course's -f cost")
 
 
 def test_tf_live_hides_the_stored_times(on_gpu):
@@ -74,8 +78,9 @@ def test_a_table_lacking_a_scene_mixes_stored_and_calibrated(on_gpu):
     on_gpu(RTX3090)                                               # its snowsingle is another scene
     source = tf_module.tf_source(None, None, None, CMU, 1024)
     time_live, calls = live_ms(1.0)
-    assert source.tf("rgb", time_live) == (0.0769, False, source.stored_label)
-    assert source.tf("snowsingle", time_live)[0] == pytest.approx(1 / calibration().ratios["snowsingle"])
+    assert source.tf("rgb", time_live)[0] == pytest.approx(0.0769 + output_costs()["rgb"]) and calls == []
+    assert source.tf("snowsingle", time_live)[0] == pytest.approx(1 / calibration().ratios["snowsingle"]
+                                                                  + output_costs()["snowsingle"])
     lines = source.footer().splitlines()
     assert lines[0].startswith("Tf: the course's reference binary") and "lack snowsingle" in lines[1]
 
@@ -95,3 +100,19 @@ def test_every_scene_has_a_ratio_with_its_method():
     assert cal.renderer == "cuda-tiled" and "ratio = cuda-tiled Total / course binary Total" in cal.method
     assert stored_times("NVIDIA H100 PCIe") is None and stored_times(H100, size=512) is None
     assert stored_times(H100, "scan", size=512) is not None       # scan times have no image size
+
+
+def test_the_courses_output_cost_is_stored_for_every_scene():
+    """render_f (the binary timed with -f) beside render (without): their difference, the -f
+    cost, is what the course's facts say it is (0.04-0.06 ms on the small scenes, at most)."""
+    from circle_render.scenes import SCENE_NAMES
+    costs = output_costs()
+    assert set(costs) == set(SCENE_NAMES)
+    assert all(0 <= c <= 0.06 for c in costs.values()) and costs["rgb"] == pytest.approx(0.0291)
+
+
+def test_no_output_cost_where_tf_is_not_the_courses(monkeypatch, tmp_path):
+    (tmp_path / "ref.json").write_text('{"rgb": 0.05}')
+    assert tf_module.tf_source(str(tmp_path / "ref.json"), None, None, ["rgb"], 1024).output_cost == {}
+    monkeypatch.setattr(tf_module, "gpu_status", lambda: (False, "no CUDA GPU is visible"))
+    assert tf_module.tf_source(None, None, None, ["rgb"], 64).output_cost == {}

@@ -21,7 +21,7 @@ from circle_render.scenes import make_scene
 def xvfb():
     """A virtual X display for this module's tests; skipped where Xvfb is not installed."""
     if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed (CI installs it)")
+        pytest.skip("needs Xvfb, a virtual display: apt-get install xvfb (CI installs it)")
     for n in range(91, 120):
         if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
             break
@@ -144,3 +144,69 @@ def test_device_conversion_equals_numpy():
     r.load(make_scene("rgb"), 64, 64)
     r.clear(), r.advance(), r.render()
     assert np.array_equal(frame_rgba8(r), to_rgba8(r.get_image()))
+
+
+def _window_with_overlays(scene: str, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(what the window shows with the f and h overlays on, the picture alone), both read
+    from the screen (the front buffer, after the second frame)."""
+    from pyglet import gl
+
+    from circle_render.display.viewer import picture, read_back, run_viewer
+    s = state(scene, size)
+    s.renderers = ["cpu-fast"]
+    s.show_stats = s.show_help = True
+    seen = {}
+
+    def on_frame(s, window):
+        if s.shown == 2:
+            gl.glReadBuffer(gl.GL_FRONT)
+            seen["window"] = read_back(*window.get_framebuffer_size())
+            gl.glReadBuffer(gl.GL_BACK)
+            s.paused = True                          # the picture below stays this frame's
+            seen["picture"] = picture(s)
+    run_viewer(s, frames=3, on_frame=on_frame)
+    return seen["window"], seen["picture"]
+
+
+@pytest.mark.parametrize("scene,size", [("rgb", 256), ("pattern", 256), ("rand10k", 512)])
+def test_overlays_have_a_backing_box_and_fit_the_window(xvfb, scene, size):
+    shown, pic = _window_with_overlays(scene, size)
+    assert shown.shape == pic.shape == (size, size, 3)
+    changed = np.any(shown != pic, axis=-1)
+    luma = shown.astype(int).sum(axis=-1) / 3
+    for rows in (slice(0, size // 2), slice(size // 2, size)):   # help at the top, stats at the bottom
+        ys, xs = np.nonzero(changed[rows])
+        assert len(ys), "an overlay is missing"
+        box = luma[rows][ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+        assert np.median(box) < 90 and np.percentile(box, 99) > 180     # light text on a dark box
+        assert xs.max() < size - 2 and xs.min() > 0                      # inside the window
+    assert not changed[:, -3:].any()
+
+
+def test_screenshot_of_a_scaled_window_is_the_picture_at_its_own_size(xvfb, tmp_path):
+    shot, png = tmp_path / "shot.png", tmp_path / "out.png"
+    p = render("rgb", "-r", "cpu-fast", "-s", "1024", "-i", "--frames", "1", "--screenshot", str(shot),
+               env={"DISPLAY": xvfb})                # a 1024-pixel picture on a 1024-pixel screen
+    assert p.returncode == 0, p.stderr
+    assert "saved " + str(shot) + ", 1024x1024 (the window showed it scaled to 921x921)" in p.stderr
+    assert render("rgb", "-r", "cpu-fast", "-s", "1024", "-o", str(png)).returncode == 0
+    assert np.array_equal(read_image(shot), read_image(png))
+
+
+@pytest.mark.parametrize("suffix", [".ppm", ".gif"])
+def test_screenshot_honours_its_suffix(xvfb, tmp_path, suffix):
+    from PIL import Image
+    shot = tmp_path / f"shot{suffix}"
+    p = render("rgb", "-r", "cpu", "-s", "256", "-i", "--frames", "1", "--screenshot", str(shot),
+               env={"DISPLAY": xvfb})
+    assert p.returncode == 0, p.stderr
+    with Image.open(shot) as im:
+        assert im.format == {".ppm": "PPM", ".gif": "GIF"}[suffix]
+        rgb = np.asarray(im.convert("RGB"))
+    assert np.array_equal(rgb, read_image(golden_path("rgb")))      # rgb has few colours: a GIF keeps them
+
+
+def test_screenshot_with_another_suffix_is_one_line(tmp_path):
+    p = render("rgb", "-r", "cpu", "-s", "8", "-i", "--screenshot", str(tmp_path / "x.jpg"), env={"DISPLAY": ":0"})
+    assert p.returncode == 2 and "unknown output suffix '.jpg'" in p.stderr and "accepted: .png, .ppm, .gif" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1

@@ -1,5 +1,7 @@
 """Checking one scene for ``render check``: correctness against the reference, the course's
-timing, the score, the log and the picture of the mismatches."""
+timing (each run's last picture compared too), the score, the log and the picture of the
+mismatches. The renderer runs in a worker process (runner.py); the reference images, the
+comparisons and the score stay here, in the checker's process."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-from circle_render.check.plugins import validate_image
 from circle_render.check.reference_cache import reference_frame, reference_version
-from circle_render.check.worker import run_scene
-from circle_render.course import compare
-from circle_render.scenes import make_scene
-from circle_render.timing.frames import course_time
+from circle_render.check.runner import LAST, Judge, LoadedRenderer, Progress, Workers, run_scene
+from circle_render.check.session import Picture
+from circle_render.course import Comparison, compare
+from circle_render.scenes import SCENES
+from circle_render.user_class import image_problem
 
 
 @dataclass
@@ -34,32 +36,66 @@ class SceneResult:
                 "score": self.score, "live": self.live}
 
 
-def check_scene(renderer, scene: str, size: int, seeds: list[int], time_seed: int, runs: int,
-                progress, timeout: float) -> tuple[SceneResult, np.ndarray, object]:
-    """Correctness at every seed of ``seeds`` (frame 0) and the course's time at ``time_seed``.
-    The renderer runs in a worker process when ``renderer.isolated`` (a user's class), so a
-    crash, hang or exit there fails this scene only. Images are checked here, in the caller's
-    process. Returns (result, the reference image of the failing or first seed, the comparison
-    or None); the reason for a failure is in ``result.reason``, a traceback in ``result.log``."""
+def picture_problem(picture: Picture, size: int) -> str | None:
+    """What is wrong with a renderer's picture before it is compared: not a finite
+    (size, size, 4) float32 array (every channel, alpha included), or None."""
+    meta, shape = picture.meta, (size, size, 4)
+    if not meta.is_array:
+        return f"get_image() returned {meta.type_name}, not a NumPy array"
+    if meta.shape != shape:
+        return f"get_image() returned shape {meta.shape}, expected {shape}"
+    if not meta.is_float32():
+        return f"get_image() returned dtype {meta.dtype_name()}, expected float32"
+    return image_problem(picture.pixels, shape)
+
+
+def timed_reference(scene: str, size: int, seed: int, first: np.ndarray, progress: Progress,
+                    cache: bool) -> np.ndarray:
+    """The reference picture of the last timed frame: frame 0's for a still scene."""
+    if not SCENES[scene].animated:
+        return first
+    return reference_frame(scene, size, seed, progress, cache=cache, frame=LAST)[0]
+
+
+def judge_timed(reference: np.ndarray) -> Judge:
+    """The check of a run's last picture: the course's rule against its reference."""
+    def judge(frame: int, picture: Picture) -> str | None:
+        problem = picture_problem(picture, reference.shape[0])
+        if problem or picture.pixels is None:
+            return problem or "no picture"
+        result = compare(reference, picture.pixels)
+        return None if result.passed else f"{result.count} mismatches (more than 5)"
+    return judge
+
+
+def check_scene(workers: Workers, renderer: LoadedRenderer, scene: str, size: int, seeds: list[int],
+                time_seed: int, runs: int, progress: Progress, timeout: float,
+                cache: bool = True) -> tuple[SceneResult, np.ndarray, Comparison | None]:
+    """Correctness at every seed of ``seeds`` (frame 0) and the course's time at ``time_seed``
+    (one of ``seeds``). Returns (result, the reference image of the failing or first seed, the
+    comparison or None); the reason for a failure is in ``result.reason``, a traceback in
+    ``result.log``. ``cache``: whether the reference cache may be used (sandbox.Isolation)."""
     res = SceneResult(scene)
     refs = {}
     for seed in seeds:
-        refs[seed], cached = reference_frame(scene, size, seed, progress, cache=seed == time_seed)
+        refs[seed], cached = reference_frame(scene, size, seed, progress, cache=cache and seed == time_seed)
         res.log.append(f"reference image, seed {seed}: {'cache' if cached else 'rendered now'} "
                        f"(version {reference_version()})")
+    timed = timed_reference(scene, size, time_seed, refs[time_seed], progress, cache)
     progress("correctness" + (f" (seeds {', '.join(map(str, seeds))})" if len(seeds) > 1 else ""))
-    run = run_scene(renderer, scene, size, seeds, time_seed, runs, progress, timeout)
+    run = run_scene(workers, renderer, scene, size, seeds, time_seed, runs, progress, timeout, judge_timed(timed))
     res.log += run.log
     comparison, ref = None, refs[seeds[0]]
     for seed in seeds:
-        if seed not in run.images:
+        if seed not in run.pictures:
             break                                    # the renderer failed before this image
-        try:
-            img = validate_image(run.images[seed], size)
-        except ValueError as e:
-            res.reason = f"seed {seed}: {e}" if len(seeds) > 1 else str(e)
+        pixels = run.pictures[seed].pixels
+        problem = picture_problem(run.pictures[seed], size)
+        if problem or pixels is None:
+            text = problem or "no picture"
+            res.reason = f"seed {seed}: {text}" if len(seeds) > 1 else text
             return res, ref, None
-        comparison, ref = compare(refs[seed], img), refs[seed]
+        comparison, ref = compare(refs[seed], pixels), refs[seed]
         res.mismatches, res.max_abs_diff = comparison.count, comparison.max_abs_diff
         res.log.append(f"seed {seed}: {comparison.count} mismatches")
         if not comparison.passed:
@@ -70,22 +106,25 @@ def check_scene(renderer, scene: str, size: int, seeds: list[int], time_seed: in
     res.t = min(run.runs_ms) if run.runs_ms else None
     res.passed = run.failure is None and not res.reason
     if run.failure is not None:
-        res.reason = run.failure
+        res.reason = res.reason or run.failure
         res.t = None
     return res, ref, comparison
 
 
-def baseline_time(renderer, scene: str, size: int, seed: int, runs: int, progress,
-                  timeout: float) -> tuple[float | None, str]:
+def baseline_time(workers: Workers, renderer: LoadedRenderer, scene: str, size: int, seed: int, runs: int,
+                  progress: Progress, timeout: float, cache: bool = True) -> tuple[float | None, str]:
     """(the course's time of ``renderer`` on ``scene``, min of ``runs``, or None if it failed;
-    the failure's reason or "")."""
-    run = run_scene(renderer, scene, size, [], seed, runs, progress, timeout)
+    the failure's reason or ""). Its timed frames are compared as the renderer's are."""
+    first, _ = reference_frame(scene, size, seed, progress, cache=cache)
+    timed = timed_reference(scene, size, seed, first, progress, cache)
+    run = run_scene(workers, renderer, scene, size, [], seed, runs, progress, timeout, judge_timed(timed))
     if run.failure is not None or not run.runs_ms:
         return None, run.failure or "no time"
     return min(run.runs_ms), ""
 
 
-def write_log(logs: Path, res: SceneResult, comparison, renderer_name: str, size: int, seeds: list,
+def write_log(logs: Path, res: SceneResult, comparison: Comparison | None, renderer_name: str, size: int,
+              seeds: list[int],
               tf_source: str) -> None:
     seeds_text = " and ".join(map(str, seeds)) + (" (reproduce one with -S SEED)" if len(seeds) > 1 else "")
     lines = [f"scene {res.scene}, renderer {renderer_name}, {size}x{size}, correctness at seed {seeds_text}",
@@ -104,7 +143,7 @@ def write_log(logs: Path, res: SceneResult, comparison, renderer_name: str, size
     write_text(logs / f"{res.scene}.log", "\n".join(lines) + "\n")
 
 
-def mismatch_picture(ref: np.ndarray, comparison) -> np.ndarray:
+def mismatch_picture(ref: np.ndarray, comparison: Comparison) -> np.ndarray:
     """(H, W, 3) uint8, top row first: the reference dimmed to grey, mismatching pixels red
     (grown by a pixel so single ones show)."""
     from circle_render.cpu.shading import to_bytes

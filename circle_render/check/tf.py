@@ -7,14 +7,28 @@ ratio to the course's binary (``calibration`` in golden/ref_times.json), so a gr
 same on any GPU, as the course's checker (which times its reference binary live) intends.
 Without a GPU the cpu-fast renderer is timed live, and the footer says plainly that such
 scores are not the course's.
+
+Every Tf is on T's footing: a live one is timed by the same worker path as T; where Tf is the
+course's (stored, or calibrated), the course's ``-f`` cost (a picture written to a file after
+each frame, which the course's checker times) is added to T and to Tf alike
+(course.output_costs(), check/timing.py says why).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from circle_render.check.plugins import load_renderer
-from circle_render.course import MEASURED_SIZE, calibration, read_times_file, stored_times
+from circle_render.check.runner import LoadedRenderer
+from circle_render.check.sandbox import Isolation
+from circle_render.course import (
+    MEASURED_SIZE,
+    OUTPUT_COST_GPU,
+    calibration,
+    output_costs,
+    read_times_file,
+    stored_times,
+)
 from circle_render.errors import UserError
 from circle_render.gpu import gpu_name, gpu_status
 from circle_render.scenes import SCENES
@@ -27,11 +41,12 @@ class TfSource:
     """Tf for the scenes of one check, and the footer lines that say where each came from."""
     stored: dict = field(default_factory=dict)        # scene -> ms, used as is
     stored_label: str = ""
-    live: object = None                               # plugins.LoadedRenderer timed live
+    live: LoadedRenderer | None = None                # timed live
     ratios: dict | None = None                        # live time / ratio (calibrated) if set
     live_label: str = ""
     notice: str = ""                                  # said once at the start, if set
     used: set = field(default_factory=set)            # "stored" / "live", for the footer
+    output_cost: dict = field(default_factory=dict)   # scene -> the course's -f cost (ms), added to T and Tf
 
     @property
     def live_name(self) -> str:
@@ -40,9 +55,11 @@ class TfSource:
     def tf(self, scene: str, time_live: Callable) -> tuple[float | None, bool, str]:
         """(Tf in ms or None if the live renderer failed, measured live?, where it came from,
         for the scene's log); ``time_live(renderer)`` -> (ms or None, why it failed)."""
+        extra = self.output_cost.get(scene, 0.0)
+        plus = f", plus the course's -f cost {extra:.4f} ms" if extra else ""
         if scene in self.stored:
             self.used.add("stored")
-            return self.stored[scene], False, self.stored_label
+            return self.stored[scene] + extra, False, self.stored_label + plus
         self.used.add("live")
         t, failure = time_live(self.live)
         if t is None:
@@ -50,8 +67,8 @@ class TfSource:
         if self.ratios is None:
             return t, True, f"{self.live_name} timed live: {t:.4f} ms"
         r = self.ratios[scene]
-        return t / r, True, (f"{self.live_name} timed live: {t:.4f} ms, divided by its ratio {r} "
-                             "to the course's binary")
+        return t / r + extra, True, (f"{self.live_name} timed live: {t:.4f} ms, divided by its ratio {r} "
+                                     f"to the course's binary{plus}")
 
     def footer(self) -> str:
         lines = []
@@ -59,12 +76,18 @@ class TfSource:
             lines.append(f"Tf: {self.stored_label}")
         if "live" in self.used:
             lines.append(f"Tf*: {self.live_label}")
+        if self.output_cost and self.used:
+            lines.append("T and Tf include the course's -f cost, as its checker times both with a picture "
+                         "written after each frame: per scene, the binary's Total with -f less without, "
+                         f"on the {OUTPUT_COST_GPU} ({min(self.output_cost.values()):.3f}-"
+                         f"{max(self.output_cost.values()):.3f} ms)")
         return "\n".join(lines)
 
 
 def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, scenes: list[str],
-              size: int) -> TfSource:
-    """The Tf source for ``render check`` (its --ref-times, --baseline and --tf options)."""
+              size: int, isolation: Isolation | None = None) -> TfSource:
+    """The Tf source for ``render check`` (its --ref-times, --baseline and --tf options);
+    ``isolation`` confines a --baseline that is a user's class."""
     given = [n for n, v in (("--ref-times", ref_times), ("--baseline", baseline), ("--tf", mode)) if v]
     if len(given) > 1:
         raise UserError(f"give one of --ref-times, --baseline and --tf, not {' and '.join(given)}")
@@ -75,7 +98,7 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
             raise UserError(f"--ref-times {ref_times!r} has no time for scene {missing[0]!r}")
         return TfSource(stored=stored, stored_label=f"from {ref_times} (--ref-times)")
     if baseline:
-        live = load_renderer(baseline)
+        live = load_renderer(baseline, isolation)
         return TfSource(live=live, live_label=f"the {live.name} renderer timed live in this run "
                                               "(--baseline), not scaled")
     usable, why_not = gpu_status()
@@ -86,10 +109,10 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
             live_label=("the cpu-fast renderer timed live in this run (no GPU): not the "
                         "course's times"))
     gpu = gpu_name()
-    stored = stored_times(gpu, "render", size) if mode != "live" else None
-    stored = {s: t for s, t in (stored or {}).items() if s in scenes}
+    table = stored_times(gpu, "render", size) if mode != "live" else None
+    stored = {s: t for s, t in (table or {}).items() if s in scenes}
     cal = calibration()
-    source = TfSource(stored=stored, ratios=cal.ratios,
+    source = TfSource(stored=stored, ratios=cal.ratios, output_cost=output_costs(),
                       stored_label=f"the course's reference binary, stored times for the {gpu} at "
                                    f"{MEASURED_SIZE}x{MEASURED_SIZE}")
     lacking = [s for s in scenes if s not in stored]

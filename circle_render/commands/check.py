@@ -1,19 +1,31 @@
-"""``render check`` for renderers: pick the reference times, check every scene, print the table."""
+"""``render check`` for renderers: pick the reference times, check every scene, print the table.
+
+Every renderer runs in a worker process (check/runner.py); a user's class runs confined
+(check/sandbox.py), and the times that score are taken on this process's clock."""
 from __future__ import annotations
 
+import os
 import random
+import statistics
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from circle_render import registry
+from circle_render.check import reaper
 from circle_render.check.plugins import PluginError, load_renderer
-from circle_render.check.reference_cache import max_cache_bytes
+from circle_render.check.reference_cache import cache_dir, max_cache_bytes, reference_folder, renew_key
+from circle_render.check.runner import LoadedRenderer, Workers
+from circle_render.check.sandbox import Isolation, choose, trusted
 from circle_render.check.scene_check import baseline_time, check_scene, mismatch_picture, write_log
 from circle_render.check.tf import tf_source
-from circle_render.course import RULES, render_table, scene_score
+from circle_render.course import RULES, Rules, render_table, scene_score
 from circle_render.errors import UserError
 from circle_render.scenes import SCENE_NAMES, SCENES
+from circle_render.user_class import is_path, split_spec
 
 
 def _say(text: str) -> None:
@@ -29,8 +41,45 @@ def correctness_seeds(seed: int | None, scene: str) -> list[int]:
     return [0, random.SystemRandom().randint(1, 100_000)]
 
 
-def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_times, baseline,
-              logs, tf_mode=None, scene_timeout=300.0) -> bool:
+def prepare_logs(logs: str) -> Path:
+    """The log folder, made if needed and tried for writing: refused (one line) before any
+    scene runs if it cannot hold the logs."""
+    folder = Path(logs)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".render-check-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise PluginError(f"cannot write in the log folder {str(folder)!r}: {e.strerror or e}") from None
+    return folder
+
+
+def isolation_for(specs: list[str | None]) -> Isolation:
+    """The confinement of the users' classes among ``specs`` (trusted() if there are none)."""
+    users = [s for s in specs if s and registry.is_user_spec(s)]
+    if not users:
+        return trusted()
+    needs = []
+    for spec in users:
+        where, _ = split_spec(spec)                # a malformed spec: one line, before anything runs
+        if is_path(where):
+            path = Path(where).resolve()
+            needs += [str(path), str(path.parent)]
+    return choose(needs, [str(reference_folder())], cache_dir() / "sandbox")
+
+
+def timing_footer(workers: Workers) -> str:
+    echo = statistics.median(c.echo_ns for c in workers.channels) / 1e3 if workers.channels else 0.0
+    return ("T (and a live Tf): frames 0-3 back to back in the renderer's worker, each timed on the checker's "
+            "own clock (clear, advance, render, each synchronized) less the channel's echo "
+            f"({echo:.1f} us); after each run its picture is taken (get_image(), twice) and compared, and "
+            "what the first call takes beyond the second counts against every frame.")
+
+
+def run_check(renderer_spec: str, rules_name: str, size: int, scenes_text: str | None, runs: int,
+              seed: int | None, ref_times: str | None, baseline: str | None, logs: str,
+              tf_mode: str | None = None, scene_timeout: float = 300.0) -> bool:
     """Check, time and score every scene; print the table. True if every scene passed."""
     rules = RULES[rules_name]
     scenes = [s for s in (scenes_text or "").split(",") if s] or list(rules.scenes)
@@ -38,33 +87,56 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
     if unknown:
         raise UserError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
     max_cache_bytes()                    # a bad $CIRCLE_RENDER_CACHE_MAX: say so before any work
-    renderer = load_renderer(renderer_spec)
-    source = tf_source(ref_times, baseline, tf_mode, scenes, size)
-    logs = Path(logs)
+    from circle_render.gpu import gpu_status
+    gpu = gpu_status()[0]
+    isolation = isolation_for([renderer_spec, baseline])
+    reaper.become_subreaper()            # whatever a worker starts comes back to be ended
+    workers = Workers(isolation, size, gpu)
     try:
-        logs.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise PluginError(f"cannot create the log folder {str(logs)!r}: {e.strerror or e}") from None
+        return _check_scenes(workers, rules, scenes, renderer_spec, size, runs, seed, ref_times, baseline,
+                             logs, tf_mode, scene_timeout)
+    finally:
+        workers.close()
+        isolation.cleanup()
+        if not isolation.cache_safe:
+            renew_key()                  # the worker could read it: what it planted is worthless now
+
+
+def _check_scenes(workers: Workers, rules: Rules, scenes: list[str], renderer_spec: str, size: int, runs: int,
+                  seed: int | None, ref_times: str | None, baseline: str | None, logs_name: str,
+                  tf_mode: str | None, scene_timeout: float) -> bool:
+    isolation = workers.isolation
+    renderer = load_renderer(renderer_spec, isolation, size, workers.gpu)
+    source = tf_source(ref_times, baseline, tf_mode, scenes, size, isolation)
+    logs = prepare_logs(logs_name)
+    cache = isolation.cache_safe
     time_seed = 0 if seed is None else seed
     seeds_text = f"seed {seed}" if seed is not None else "seed 0 and a random seed per scene"
     _say(f"renderer {renderer.name}, {rules.name} rules, {size}x{size}, {seeds_text}, {runs} runs")
     if source.notice:
         _say(source.notice)
+    if isolation.confined:
+        _say(isolation.describe())
     if renderer_spec == "auto" and source.live_name == renderer.name:
         _say(f"checking the {renderer.name} renderer against itself: give your renderer with "
              "-r path/to/file.py:Class")
     results = []
     for i, scene in enumerate(scenes, 1):
-        def progress(text, scene=scene, i=i):
+        def progress(text: str, scene: str = scene, i: int = i) -> None:
             _say(f"[{i}/{len(scenes)}] {scene}: {text}")
         seeds = correctness_seeds(seed, scene)
-        res, ref, comparison = check_scene(renderer, scene, size, seeds, time_seed, runs, progress,
-                                           scene_timeout)
+        res, ref, comparison = check_scene(workers, renderer, scene, size, seeds, time_seed, runs, progress,
+                                           scene_timeout, cache)
+        extra = source.output_cost.get(scene, 0.0)
+        if res.t is not None and extra:             # the course's -f cost, in T as in Tf (check/timing.py)
+            res.log.append(f"T: {res.t:.4f} ms measured, plus the course's -f cost {extra:.4f} ms")
+            res.t += extra
         tf_where = "not timed: the scene failed"
         if res.passed or scene in source.stored:
-            def time_live(r, scene=scene, progress=progress):
+            def time_live(r: LoadedRenderer, scene: str = scene,
+                          progress: Callable[[str], None] = progress) -> tuple[float | None, str]:
                 progress(f"Tf: {runs} runs of {r.name}")
-                return baseline_time(r, scene, size, time_seed, runs, progress, scene_timeout)
+                return baseline_time(workers, r, scene, size, time_seed, runs, progress, scene_timeout, cache)
             res.tf, res.live, tf_where = source.tf(scene, time_live)
         res.score = scene_score(rules, res.passed, res.t, res.tf)
         write_log(logs, res, comparison, renderer.name, size, seeds, tf_where)
@@ -78,16 +150,20 @@ def run_check(renderer_spec, rules_name, size, scenes_text, runs, seed, ref_time
         progress(f"{verdict}; T {res.t if res.t is None else round(res.t, 4)} ms, "
                  f"Tf {tf_text} ms, score {res.score}")
         results.append(res)
-    footer = source.footer()
+    lines = [source.footer()]
     if any(r.tf is None for r in results):
-        footer += ("\n" if footer else "") + "n/a: no Tf (a failed scene is not timed against one; or the Tf renderer failed: see its log)"
-    click.echo(render_table(rules, [r.row() for r in results], footer))
+        lines.append("n/a: no Tf (a failed scene is not timed against one; or the Tf renderer failed: see its log)")
+    lines.append(timing_footer(workers))
+    if isolation.confined:
+        lines.append(isolation.describe())
+    click.echo(render_table(rules, [r.row() for r in results], "\n".join(line for line in lines if line)))
     _say(f"logs in {logs}/")
     return all(r.passed for r in results)
 
 
-def check_command(what, renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs,
-                  tf_mode=None, scene_timeout=300.0):
+def check_command(what: str, renderer_spec: str, rules: str, size: int, scenes: str | None, runs: int,
+                  seed: int | None, ref_times: str | None, baseline: str | None, logs: str,
+                  tf_mode: str | None = None, scene_timeout: float = 300.0) -> None:
     """``render check``: the renderer table, or the scan/find_repeats table; exits 1 if any
     scene or size was wrong."""
     if what != "render":

@@ -1,44 +1,64 @@
 """``render compile``: compile a student's kernel file as the GPU path will, without a GPU.
 
-The same source (circle_render.cuda.module.kernel_source: headers inlined) and the same options
-(student_compile_options) as ``load_module(path)`` on the GPU, given to NVRTC, CuPy's compiler,
-loaded straight from its library (the nvidia-cuda-nvrtc wheel, CuPy's [ctk] extra or a CUDA
-toolkit): no CuPy and no device needed. Without NVRTC it falls back to nvcc, which is more
-lenient (it reads glibc's headers: `uint` passes there), and says so.
+The same source (circle_render.cuda.module.kernel_source: every header we have inlined, the
+file's bytes read as the compiler reads them) and the same options (student_compile_options:
+the course's defaults, the class's ``defines`` and ``compile_options``) as ``load_module`` on
+the GPU, given to NVRTC, CuPy's compiler, loaded straight from its library (the `.[compile]`
+extra, CuPy's [ctk] extra or a CUDA toolkit): no CuPy and no device needed. A kernel CuPy
+cannot find by its name (not ``extern "C"``) is an error, as it is on the GPU. Without NVRTC it
+falls back to nvcc, which is more lenient (it reads glibc's headers: `uint` passes there), and
+says so. The compiler runs in a child process: NVRTC's front end ends the whole process (exit
+status 4, no message) on Ctrl-C, and its later stages hold Ctrl-C until they finish.
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import glob
+import importlib.util
+import multiprocessing
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
-from circle_render.cuda.module import kernel_source, student_compile_options
+from circle_render.cuda.module import COURSE_HEADERS, KERNEL_DIR, check_options, kernel_source, student_compile_options
+from circle_render.cuda.student import describe_options
 from circle_render.errors import UserError
 
 DEFAULT_ARCH = "compute_75"             # the oldest GPUs the courses use (T4, T4G); --arch to change
+INSTALL = ('install NVRTC, the compiler CuPy uses, with the `.[compile]` extra (`python3 -m pip install -e '
+           '".[compile]"`, no GPU needed) or the `.[cuda12]` / `.[cuda13]` extra')
+
+
+@dataclass
+class Target:
+    """One kernel file to compile, with the macros and options its renderer compiles it with."""
+    path: Path
+    defines: dict = field(default_factory=dict)
+    options: tuple = ()
+    origin: str = ""                 # "my_renderer.py:StudentRenderer", or "" for a .cu given alone
 
 
 @dataclass
 class Compiled:
     path: Path
-    compiler: str            # "NVRTC 12.9" or "nvcc (NVRTC not found)"
+    compiler: str            # "NVRTC 12.9" or "nvcc (NVRTC not found ...)"
     ok: bool
     log: str
+    options: tuple = ()
+    errors: list = field(default_factory=list)      # ours, beyond the compiler's log
 
 
 def _nvrtc_candidates() -> list[str]:
-    """Where libnvrtc may be: $CIRCLE_RENDER_NVRTC, the NVIDIA wheels (CuPy's [ctk] extra
-    installs them), the system's loader path, a CUDA toolkit."""
+    """Where libnvrtc may be: $CIRCLE_RENDER_NVRTC, the NVIDIA wheels (the .[compile] extra and
+    CuPy's [ctk] extra install them), the system's loader path, a CUDA toolkit."""
     found = [os.environ["CIRCLE_RENDER_NVRTC"]] if os.environ.get("CIRCLE_RENDER_NVRTC") else []
     for root in sys.path:
         for pattern in ("nvidia/cuda_nvrtc/lib/libnvrtc.so*", "nvidia/cu1*/lib/libnvrtc.so*"):
@@ -56,7 +76,7 @@ def load_nvrtc():
     for candidate in _nvrtc_candidates():
         try:
             lib = ctypes.CDLL(candidate)
-            lib.nvrtcVersion
+            _ = lib.nvrtcVersion                   # AttributeError if it is not NVRTC
             return lib
         except (OSError, AttributeError):
             continue
@@ -69,8 +89,8 @@ def _nvrtc_version(lib) -> str:
     return f"{major.value}.{minor.value}"
 
 
-def compile_nvrtc(lib, source: str, name: str, options: tuple[str, ...]) -> tuple[bool, str]:
-    """Compile with NVRTC: (success, log)."""
+def compile_nvrtc(lib, source: str, name: str, options: tuple[str, ...]) -> tuple[bool, str, str]:
+    """Compile with NVRTC: (success, log, PTX). The source goes in as UTF-8, as CuPy gives it."""
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None) != 0:
         raise RuntimeError("nvrtcCreateProgram failed")
@@ -81,61 +101,167 @@ def compile_nvrtc(lib, source: str, name: str, options: tuple[str, ...]) -> tupl
         lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
         log = ctypes.create_string_buffer(size.value)
         lib.nvrtcGetProgramLog(prog, log)
-        return status == 0, log.value.decode(errors="replace").strip()
+        ptx = b""
+        if status == 0:
+            lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+            buf = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetPTX(prog, buf)
+            ptx = buf.value
+        return status == 0, log.value.decode(errors="replace").strip(), ptx.decode(errors="replace")
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
-def compile_nvcc(source: str, name: str, options: tuple[str, ...]) -> tuple[bool, str]:
-    """Compile with nvcc to PTX (the same options; nvcc spells fmad with one dash)."""
+def compile_nvcc(source: str, name: str, options: tuple[str, ...]) -> tuple[bool, str, str]:
+    """Compile with nvcc to PTX (the same options): (success, log, PTX)."""
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / name
-        src.write_text(source)
-        opts = [o.replace("--fmad=", "-fmad=") for o in options]
-        p = subprocess.run(["nvcc", "-ptx", "-o", str(Path(tmp) / "k.ptx"), str(src), *opts],
-                           capture_output=True, text=True)
-        return p.returncode == 0, (p.stdout + p.stderr).strip()
+        src, ptx = Path(tmp) / name, Path(tmp) / "k.ptx"
+        src.write_bytes(source.encode())
+        p = subprocess.run(["nvcc", "-ptx", "-o", str(ptx), str(src), *options], capture_output=True,
+                           stdin=subprocess.DEVNULL, check=False)
+        log = (p.stdout + p.stderr).decode(errors="replace").strip()
+        return p.returncode == 0, log, ptx.read_text(errors="replace") if p.returncode == 0 else ""
 
 
-def kernel_files_of(path: Path) -> list[Path]:
-    """The .cu files to compile: PATH itself, or for a .py file the .cu files beside it that it
-    names (the scaffold names my_renderer.cu)."""
+def _child(conn, fn, args) -> None:
+    try:
+        conn.send(("ok", fn(*args)))
+    except BaseException as e:                      # noqa: BLE001 - reported by the parent
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+def in_child(fn, *args):
+    """fn(*args) in a forked child process, its result returned here. Ctrl-C (or SIGTERM) here
+    ends the child and raises here as usual; a child that dies says how."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return fn(*args)
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        kind, value = receive.recv()
+    except EOFError:
+        proc.join()
+        raise RuntimeError(f"the compiler's process ended without an answer (exit status {proc.exitcode})") from None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        receive.close()
+    if kind == "error":
+        raise RuntimeError(value)
+    return value
+
+
+def kernel_entries(ptx: str) -> list[str]:
+    """The kernels of a PTX text, by the names the driver knows them by."""
+    return re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)*\.entry\s+([\w$]+)\s*\(", ptx, re.MULTILINE)
+
+
+def _plain_name(mangled: str) -> str:
+    """_Z17kernelRenderTilesv -> kernelRenderTiles (the first name of a mangled symbol)."""
+    m = re.match(r"_Z(?:N|L)?(\d+)", mangled)
+    if m:
+        n = int(m.group(1))
+        start = m.end()
+        return mangled[start:start + n]
+    return mangled
+
+
+def _hints(log: str, path: Path) -> list[str]:
+    """One line for each header the compiler could not open: where we looked, and what a port
+    includes instead of a course header."""
+    out = []
+    for header in dict.fromkeys(re.findall(r'cannot open source file "([^"]+)"', log)):
+        name = Path(header).name
+        if name in COURSE_HEADERS:
+            out.append(f'{path}: note: "{header}" is one of the course\'s headers: include "course_compat.cuh" '
+                       "instead (docs/assignment.md, section 7)")
+        else:
+            out.append(f'{path}: note: "{header}" is neither beside the file that includes it nor in {KERNEL_DIR} '
+                       "(where a port's headers are looked for, on the GPU as here)")
+    return out
+
+
+def _import_renderers(path: Path) -> list[Target]:
+    """The kernel files the renderer classes of a .py file compile, each with its class's
+    defines and compile_options (the module is imported, as render check imports it)."""
+    spec = importlib.util.spec_from_file_location(f"_render_compile_{abs(hash(str(path)))}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    out: dict = {}
+    for name, cls in vars(module).items():
+        kernel_file = getattr(cls, "kernel_file", None) if isinstance(cls, type) else None
+        if kernel_file is None or not isinstance(kernel_file, (str, Path)):
+            continue
+        defines, options = dict(getattr(cls, "defines", {}) or {}), tuple(getattr(cls, "compile_options", ()) or ())
+        key = (str(kernel_file), tuple(sorted(defines.items())), options)
+        out.setdefault(key, Target(Path(kernel_file), defines, options, f"{path.name}:{name}"))
+    return list(out.values())
+
+
+def targets_of(path: Path) -> tuple[list[Target], str]:
+    """The files to compile for PATH, and a notice (or ""): PATH itself, or for a .py file the
+    kernel files its renderer classes name (imported; if it cannot be imported here, e.g. it
+    needs CuPy, the .cu files beside it that it names, with default options)."""
     if not path.is_file():
         raise UserError(f"{path}: no such file (give a .cu kernel file or the .py file of your renderer)")
-    if path.suffix == ".cu":
-        return [path]
+    if path.suffix in (".cu", ".cuh"):
+        return [Target(path)], ""
     if path.suffix != ".py":
         raise UserError(f"{path}: not a .cu or .py file")
-    names = re.findall(r"[\"']([\w./-]+\.cu)[\"']", path.read_text())
+    try:
+        found = _import_renderers(path)
+        if found:
+            return found, ""
+        notice = f"{path}: no class in it has a kernel_file"
+    except Exception as e:                          # noqa: BLE001 - any error of the student's module
+        notice = f"{path}: could not import it here ({type(e).__name__}: {' '.join(str(e).split())[:150]})"
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    names = re.findall(r"[\"']([\w./-]+\.cu)[\"']", text)
     files = [path.parent / n for n in dict.fromkeys(names) if (path.parent / n).is_file()]
     if not files:
-        raise UserError(f"{path} names no .cu file beside it; give the .cu file(s) instead")
-    return files
+        raise UserError(f"{notice}, and it names no .cu file beside it; give the .cu file(s) instead")
+    return [Target(f) for f in files], f"{notice}: compiling the .cu files it names, with the default options"
 
 
-def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = None, nvrtc=None) -> Compiled:
-    """Compile one kernel file as load_module(path, defines) will on the GPU."""
+def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = None, nvrtc=None,
+                 options: tuple = ()) -> Compiled:
+    """Compile one kernel file as load_module(path, defines, options=options) will on the GPU."""
     try:
         source = kernel_source(path)
-    except (FileNotFoundError, ValueError) as e:
-        return Compiled(path, "source assembly", False, str(e))
-    options = student_compile_options(defines) + (f"-arch={arch}",)
+    except OSError as e:
+        return Compiled(path, "source assembly", False, f"{e.strerror or e}: {e.filename or path}")
+    chosen = student_compile_options(defines, options)
+    given = (*chosen, f"-arch={arch}")
     if nvrtc is not None:
-        ok, log = compile_nvrtc(nvrtc, source, path.name, options)
-        return Compiled(path, f"NVRTC {_nvrtc_version(nvrtc)}", ok, log)
-    ok, log = compile_nvcc(source, path.name, options)
-    return Compiled(path, "nvcc (NVRTC not found: nvcc is more lenient, e.g. it accepts `uint`)", ok, log)
-
-
-def plain_kernels(path: Path) -> list[str]:
-    """__global__ functions without extern "C": CuPy cannot find them by name."""
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", path.read_text(), flags=re.S)
-    out = []
-    for m in re.finditer(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)?(\w+)\s*\(",
-                         text):
-        if 'extern "C"' not in text[max(0, m.start() - 40):m.start()]:
-            out.append(m.group(1))
-    return out
+        compiler, run = f"NVRTC {_nvrtc_version(nvrtc)}", (compile_nvrtc, nvrtc)
+    else:
+        compiler = ("nvcc (NVRTC not found: nvcc is more lenient, e.g. it accepts `uint`; "
+                    "the .[compile] extra installs NVRTC)")
+        run = (compile_nvcc,)
+    try:
+        ok, log, ptx = in_child(*run, source, path.name, given)
+    except RuntimeError as e:
+        return Compiled(path, compiler, False, str(e), chosen)
+    result = Compiled(path, compiler, ok, log, chosen)
+    if not ok:
+        result.errors += _hints(log, path)
+    for entry in kernel_entries(ptx):
+        if entry.startswith("_Z"):
+            name = _plain_name(entry)
+            result.errors.append(f'{path}: error: kernel {name} is not extern "C": CuPy\'s get_function cannot '
+                                 f'find it by that name (write extern "C" __global__ void {name}(...))')
+            result.ok = False
+    return result
 
 
 def _parse_defines(items: tuple[str, ...]) -> dict:
@@ -148,22 +274,42 @@ def _parse_defines(items: tuple[str, ...]) -> dict:
     return out
 
 
-def compile_command(files: tuple[str, ...], arch: str, defines: tuple[str, ...]) -> None:
-    targets = [f for name in files for f in kernel_files_of(Path(name))]
-    extra = _parse_defines(defines)
+def _parse_options(items: tuple[str, ...]) -> tuple[str, ...]:
+    words = tuple(w for item in items for w in item.split())
+    try:
+        return check_options(words)
+    except ValueError:
+        raise UserError(f"--option {' '.join(items)!r}: give compiler options that start with '-', e.g. "
+                        "--option=--fmad=false") from None
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would write it: relative to the current folder when it is inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve())) if path.is_absolute() else str(path)
+    except ValueError:
+        return str(path)
+
+
+def compile_command(files: tuple[str, ...], arch: str, defines: tuple[str, ...], options: tuple[str, ...] = ()) -> None:
+    extra, own = _parse_defines(defines), _parse_options(options)
     nvrtc = load_nvrtc()
     if nvrtc is None and shutil.which("nvcc") is None:
-        raise UserError("no CUDA compiler found: install NVRTC with `python3 -m pip install nvidia-cuda-nvrtc-cu12` "
-                        "(or the .[cuda12] / .[cuda13] extra), or put nvcc on PATH")
+        raise UserError(f"no CUDA compiler found: {INSTALL}, or put nvcc on PATH")
     failed = 0
-    for path in targets:
-        result = compile_file(path, arch, extra, nvrtc)
-        if result.log:
-            click.echo(result.log, err=True)
-        for name in plain_kernels(path):
-            click.echo(f"{path}: warning: kernel {name} is not extern \"C\": CuPy's get_function cannot find it "
-                       "by that name", err=True)
-        click.echo(f"{path}: {'compiles' if result.ok else 'FAILED'} ({result.compiler}, {arch})")
-        failed += not result.ok
+    for name in files:
+        targets, notice = targets_of(Path(name))
+        if notice:
+            click.echo(notice, err=True)
+        for t in targets:
+            result = compile_file(t.path, arch, {**t.defines, **extra}, nvrtc, t.options + own)
+            if result.log:
+                click.echo(result.log, err=True)
+            for line in result.errors:
+                click.echo(line, err=True)
+            origin = f" for {t.origin}" if t.origin else ""
+            click.echo(f"{_shown(t.path)}{origin}: {'compiles' if result.ok else 'FAILED'} ({result.compiler}, {arch}; "
+                       f"options {describe_options(result.options)})")
+            failed += not result.ok
     if failed:
         sys.exit(1)

@@ -9,6 +9,7 @@ import sys
 import click
 
 from circle_render import registry
+from circle_render.drawing.support import check_drawer, command_renderer
 from circle_render.errors import UserError
 from circle_render.io.images import IMAGE_SUFFIXES, VIDEO_SUFFIXES, OutputError, check_output_path, write_text
 from circle_render.io.output import check_output, open_output
@@ -26,18 +27,22 @@ def list_scenes() -> None:
         click.echo(f"{name:<{width}}  {SCENES[name].description}")
 
 
-def pick_renderer(name: str, progress: bool = True):
+def pick_renderer(name: str, progress: bool = True, say: bool = True):
     """Create the renderer for ``-r`` (a built-in name or a user's ``module:Class`` /
-    ``path/to/file.py:Class``); ``auto`` without a GPU says so on stderr."""
-    _say_if_auto_falls_back(name)
+    ``path/to/file.py:Class``); ``auto`` without a GPU says so on stderr (unless ``say`` is
+    False: a run that draws nothing)."""
+    if say:
+        _say_if_auto_falls_back(name)
     resolved = registry.resolve(name)
     return registry.create(resolved, **({"progress": progress} if resolved == "cpu" else {}))
 
 
 def _say_if_auto_falls_back(name: str) -> None:
-    from circle_render.gpu import gpu_status
-    if name == "auto" and not gpu_status()[0]:
-        notice(f"render: no usable GPU ({gpu_status()[1]}); using the {registry.resolve(name)} renderer")
+    from circle_render.gpu import no_gpu_notice
+    if name == "auto":
+        text = no_gpu_notice(registry.resolve(name))
+        if text:
+            notice(f"render: {text}")
 
 
 def load_scene_arg(word: str, seed: int | None):
@@ -82,15 +87,23 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
         given = next(n for n, v in (("--fps", fps), ("--codec", codec), ("--crf", crf)) if v is not None)
         raise UserError(f"{given} goes with -o FILE (.gif, .mp4, .webm)")
     checked = check_output(output, end - start, fps, codec, crf) if output is not None else None
+    out = check_output_path(output, frames=end - start) if output is not None else None
+    renderer = command_renderer(renderer, circles, out, interactive)   # a scene file's drawing options
+    alpha = circles.drawing is not None and not circles.drawing.opaque  # the picture keeps its alpha
     saved = _scene_to_save(circles, save_to, start) if save_to is not None else None
     if interactive:
         _view(circles, renderer, size, seed, view_frames, screenshot, saved)
         return
-    r = pick_renderer(renderer)
-    if saved is not None and output is None and frames is None and frame is None and not check:
+    only_save = saved is not None and out is None and frames is None and frame is None and not check
+    r = pick_renderer(renderer, say=not only_save)     # checked even when it will not draw
+    check_drawer(r, circles.drawing)
+    if only_save and saved is not None:
         _write_scene(*saved, [])                  # only the file was asked for: no rendering
         return
     announce_compiles()
+    if frames is not None:                        # start-up outside the timed frames
+        from circle_render.timing.frames import warm_up
+        warm_ms = 1e3 * warm_up(lambda: pick_renderer(registry.resolve(renderer), say=False), circles, size)
     r.load(circles, size, size)
     ref = None
     if check:
@@ -118,7 +131,8 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
                 if ref is not None:
                     failures += not _check_frame(ref, img, k)
                 if sink is not None:
-                    sink.add(k, FramePixels(img, owned=True) if img is not None else frame_pixels(r))
+                    sink.add(k, FramePixels(img, owned=True, alpha=alpha) if img is not None
+                             else frame_pixels(r, alpha))
                 bar.update(k - start + 1)
 
             from circle_render.timing.frames import run_frames
@@ -137,7 +151,10 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
     if sink is not None:
         notice(f"render: wrote {sink.wrote()}")
     if frames is not None:
-        click.echo(times.report())
+        notice(f"render: {getattr(r, 'name', type(r).__name__)}, {scene} at {size}x{size}, frames "
+               f"{start}:{end}, mean per frame; start-up left out (an untimed warm-up frame on a "
+               f"renderer of its own ran first, {warm_ms:.1f} ms)")
+        click.echo(times.report())                # stdout: the course's four lines, as its binary prints them
     if output is None and frames is None and not check:
         notice(f"render: rendered {scene} at {size}x{size} with {r.name} in {elapsed:.3f} s; "
                "nothing written (use -o FILE to save it)")
@@ -164,7 +181,7 @@ def _view(circles, renderer, size, seed, frames, screenshot, saved) -> None:
         viewer_scenes,
     )
     if screenshot is not None:
-        check_output_path(screenshot, IMAGE_SUFFIXES, "screenshot")
+        check_output_path(screenshot, (*IMAGE_SUFFIXES, ".gif"))    # a one-frame GIF too
     check_display()
     _say_if_auto_falls_back(renderer)
     first = registry.resolve(renderer)

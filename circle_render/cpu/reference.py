@@ -10,6 +10,7 @@ Two code paths give bit-identical results (tests check this):
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -44,21 +45,14 @@ def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None)
     Each box is blended whole into a temporary and copied back where covered: plain
     NumPy loops are several times faster than masked (``where=``) ones.
     """
-    x0, x1, y0, y1 = (b[ids].tolist() for b in bounds)
-    pos, rad = scene.position, scene.radius
+    rad = scene.radius
     flat = scene.shading != SNOW
     # flat shading as one multiply-add over the 4 planes: rgb*(1-a) + a*colour, alpha + a
     keep = np.array([f32(1) - FLAT_ALPHA] * 3 + [f32(1)], dtype=np.float32)[:, None, None]
     add = np.empty((scene.n, 4, 1, 1), dtype=np.float32)
     add[:, :3, 0, 0] = FLAT_ALPHA * scene.color
     add[:, 3] = FLAT_ALPHA
-    for k, i in enumerate(ids.tolist()):
-        if x0[k] >= x1[k] or y0[k] >= y1[k]:
-            continue
-        dx = pos[i, 0] - cx[x0[k]:x1[k]]
-        dy = pos[i, 1] - cy[y0[k]:y1[k]]
-        d2 = (dy * dy)[:, None] + (dx * dx)[None, :]
-        box = planes[:, y0[k]:y1[k], x0[k]:x1[k]]
+    for i, d2, box in box_views(planes, scene.position, ids, bounds, cx, cy, progress, done, stop):
         if flat:
             new = box * keep
             new += add[i]
@@ -66,6 +60,18 @@ def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None)
             new = box.copy()
             _shade(new, d2, None, scene, i)
         np.copyto(box, new, where=covered(d2, rad[i]))
+
+
+def box_views(planes, position, ids, bounds, cx, cy, progress, done, stop):
+    """Each circle of ``ids`` whose pixel box is not empty, in order: (its index, the squared
+    distances (dy*dy) + (dx*dx) over its box, the planes' view of the box). Every 256 circles
+    the progress bar moves on and ``stop`` (a threading.Event, or None) may end the walk."""
+    x0, x1, y0, y1 = (b[ids].tolist() for b in bounds)
+    for k, i in enumerate(ids.tolist()):
+        if x0[k] < x1[k] and y0[k] < y1[k]:
+            dx = position[i, 0] - cx[x0[k]:x1[k]]
+            dy = position[i, 1] - cy[y0[k]:y1[k]]
+            yield i, (dy * dy)[:, None] + (dx * dx)[None, :], planes[:, y0[k]:y1[k], x0[k]:x1[k]]
         if k % 256 == 0:
             if stop is not None and stop.is_set():
                 return
@@ -85,6 +91,27 @@ def _pairs(ids, bounds):
     return np.repeat(ids, count), np.repeat(x0, count) + local % ww, np.repeat(y0, count) + local // ww
 
 
+def by_rank(pix: np.ndarray) -> list[np.ndarray]:
+    """Pairs (their pixels ``pix``, in circle order) grouped by rank: group k holds the index of
+    every pixel's k-th pair, so each group has at most one pair per pixel and blending group 0,
+    then group 1, ... blends each pixel's circles in order. Sorting packed int64 keys (pixel,
+    pair index) is several times faster than a stable argsort and gives the same order."""
+    n = pix.size
+    if n == 0:
+        return []
+    shift = np.int64(max(1, int(n).bit_length()))
+    low = (np.int64(1) << shift) - 1
+    by_pixel = np.sort((pix << shift) | np.arange(n, dtype=np.int64)) & low
+    sorted_pix = pix[by_pixel]
+    starts = np.r_[True, sorted_pix[1:] != sorted_pix[:-1]]
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_pixel] = np.arange(n) - group_start
+    ordered = np.sort((rank << shift) | np.arange(n, dtype=np.int64)) & low
+    cuts = np.searchsorted(rank[ordered], np.arange(rank.max() + 2))
+    return [ordered[lo:hi] for lo, hi in itertools.pairwise(cuts)]
+
+
 def _render_pairs(planes, scene, ids, bounds, cx, cy):
     """Blend circles ``ids`` (all small) in one batch, ranking pairs per pixel."""
     width = planes.shape[2]
@@ -95,24 +122,8 @@ def _render_pairs(planes, scene, ids, bounds, cx, cy):
     keep = covered(d2, scene.radius[cid])
     cid, d2 = cid[keep], d2[keep]
     pix = py[keep] * width + px[keep]
-    if pix.size == 0:
-        return
-    # Rank each pair among the pairs on its pixel, in circle order. Sorting packed int64 keys
-    # (pixel, pair index) is several times faster than a stable argsort and gives the same order.
-    n = pix.size
-    shift = np.int64(max(1, int(n).bit_length()))
-    low = (np.int64(1) << shift) - 1
-    by_pixel = np.sort((pix << shift) | np.arange(n, dtype=np.int64)) & low
-    sorted_pix = pix[by_pixel]
-    starts = np.r_[True, sorted_pix[1:] != sorted_pix[:-1]]
-    group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_pixel] = np.arange(n) - group_start
-    by_rank = np.sort((rank << shift) | np.arange(n, dtype=np.int64)) & low
-    bounds_of_rank = np.searchsorted(rank[by_rank], np.arange(rank.max() + 2))
     flat_planes = planes.reshape(4, -1)
-    for lo, hi in zip(bounds_of_rank[:-1], bounds_of_rank[1:]):
-        sel = by_rank[lo:hi]                             # at most one pair per pixel
+    for sel in by_rank(pix):                             # at most one pair per pixel
         p = pix[sel]
         values = flat_planes[:, p]
         _shade(values, d2[sel], None, scene, cid[sel])
@@ -153,7 +164,11 @@ def _plan(scene: Scene, width: int, height: int):
     SMALL_BOX_AREA (rand1M at 517 pixels) the kinds would alternate every few circles. Short
     runs of big circles (boxes up to PAIR_MAX_AREA) join the pairs path first; the short small
     runs left between long big runs then join the box path."""
-    bounds = circle_bounds(scene.position, scene.radius, width, height)
+    return split_runs(circle_bounds(scene.position, scene.radius, width, height))
+
+
+def split_runs(bounds):
+    """``_plan`` for given pixel boxes: (bounds, area, small, runs)."""
     area = (bounds[1] - bounds[0]).astype(np.int64) * (bounds[3] - bounds[2])
     small = area <= SMALL_BOX_AREA
     for run in _runs(small):
@@ -175,60 +190,89 @@ def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
     _, height, width = planes.shape
     (x0, x1, y0, y1), area, small, runs = _plan(scene, width, height)
     cx, cy = pixel_centres(width), pixel_centres(height)
-    threads = max(1, min(threads or os.cpu_count() or 1, height))
-    edges = np.linspace(0, height, threads + 1).astype(int)
     bar = Progress(f"rendering {scene.name} ({width}x{height}, cpu)", scene.n, progress)
-    jobs = []
-    for t, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
-        band_bounds = (x0, x1, np.clip(y0 - lo, 0, hi - lo).astype(np.int32),
-                       np.clip(y1 - lo, 0, hi - lo).astype(np.int32))
-        jobs.append((planes[:, lo:hi], scene, runs, small, area, band_bounds, cx, cy[lo:hi],
-                     bar if t == 0 else None))
-    if len(jobs) == 1:
-        _render_band(*jobs[0])
-    else:
-        stop, pool = threading.Event(), ThreadPoolExecutor(len(jobs))
-        try:
-            for f in [pool.submit(_render_band, *job, stop) for job in jobs]:
-                f.result()
-        except BaseException:      # Ctrl-C: let the other bands stop at their next check
-            stop.set()
-            raise
-        finally:
-            pool.shutdown(wait=True)
+    in_bands(lambda band, bounds, cy_band, bar, stop: _render_band(band, scene, runs, small, area, bounds, cx,
+                                                                   cy_band, bar, stop),
+             planes, (x0, x1, y0, y1), cy, bar, threads)
     bar.close()
     return planes
 
 
+def in_bands(band_work, planes, bounds, cy, bar, threads: int | None) -> None:
+    """Run ``band_work(planes_band, bounds_band, cy_band, bar, stop)`` on bands of rows, one
+    per thread (bounds made relative to the band; the bar goes to the first band)."""
+    x0, x1, y0, y1 = bounds
+    height = planes.shape[1]
+    threads = max(1, min(threads or os.cpu_count() or 1, height))
+    edges = np.linspace(0, height, threads + 1).astype(int)
+    jobs = []
+    for t, (lo, hi) in enumerate(itertools.pairwise(edges)):
+        band_bounds = (x0, x1, np.clip(y0 - lo, 0, hi - lo).astype(np.int32),
+                       np.clip(y1 - lo, 0, hi - lo).astype(np.int32))
+        jobs.append((planes[:, lo:hi], band_bounds, cy[lo:hi], bar if t == 0 else None))
+    if len(jobs) == 1:
+        band_work(*jobs[0], None)
+        return
+    stop, pool = threading.Event(), ThreadPoolExecutor(len(jobs))
+    try:
+        for f in [pool.submit(band_work, *job, stop) for job in jobs]:
+            f.result()
+    except BaseException:      # Ctrl-C: let the other bands stop at their next check
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
 class CpuRenderer:
-    """The reference renderer behind the common renderer interface (circle_render/interface.py)."""
+    """The reference renderer behind the common renderer interface (circle_render/interface.py).
+    A scene with a drawing (``scene.drawing``) takes the drawing path (cpu/reference_drawing.py)."""
 
     name = "cpu"
+    draws_drawings = True
 
     def __init__(self, progress: bool = False, threads: int | None = None):
         self.progress, self.threads = progress, threads
-        self.scene = self.planes = None
+        self.scene: Scene | None = None
+        self.planes: np.ndarray | None = None
 
     def load(self, scene: Scene, width: int, height: int) -> None:
         self.scene, self.width, self.height = scene.copy(), width, height
         self.planes = np.empty((4, height, width), dtype=np.float32)
-        self._clear = np.ascontiguousarray(clear_rows(height, scene.shading).T)  # (4, H)
+        if scene.drawing is not None:
+            from circle_render.cpu.reference_drawing import clear_planes
+            self._clear = clear_planes(scene.drawing, scene.shading, height)    # (4, H), premultiplied
+        else:
+            self._clear = np.ascontiguousarray(clear_rows(height, scene.shading).T)  # (4, H)
 
     def clear(self) -> None:
+        assert self.planes is not None, "load() first"
         self.planes[...] = self._clear[:, :, None]
 
     def advance(self) -> None:
+        assert self.scene is not None, "load() first"
         advance(self.scene)
 
     def render(self) -> None:
-        render_planes(self.scene, self.planes, self.progress, self.threads)
+        scene, planes = self.scene, self.planes
+        assert scene is not None and planes is not None, "load() first"
+        if scene.drawing is not None:
+            from circle_render.cpu.reference_drawing import render_drawing
+            render_drawing(scene, planes, self.width, self.height, 0, self.progress, self.threads)
+        else:
+            render_planes(scene, planes, self.progress, self.threads)
 
     def synchronize(self) -> None:
         pass
 
     def get_image(self) -> np.ndarray:
-        """(H, W, 4) float32, row 0 at the bottom."""
-        return np.ascontiguousarray(np.moveaxis(self.planes, 0, 2))
+        """(H, W, 4) float32, row 0 at the bottom (a drawing: straight colour and alpha)."""
+        scene, planes = self.scene, self.planes
+        assert scene is not None and planes is not None, "load() first"
+        if scene.drawing is not None:
+            from circle_render.cpu.reference_drawing import finish
+            return finish(planes, scene.drawing)
+        return np.ascontiguousarray(np.moveaxis(planes, 0, 2))
 
 
 def reference_image(scene: Scene, width: int, height: int, rows: tuple[int, int] | None = None,
@@ -238,6 +282,9 @@ def reference_image(scene: Scene, width: int, height: int, rows: tuple[int, int]
     scene = scene.copy()
     for _ in range(steps):
         advance(scene)
+    if scene.drawing is not None:
+        from circle_render.cpu.reference_drawing import drawing_image
+        return drawing_image(scene, width, height, rows)
     lo, hi = rows or (0, height)
     planes = np.empty((4, hi - lo, width), dtype=np.float32)
     planes[...] = clear_rows(height, scene.shading).T[:, lo:hi, None]

@@ -15,7 +15,7 @@ from circle_render.constants import (
     SNOW_MAX_ALPHA,
     SNOW_RAMP,
 )
-from circle_render.scenes.scene import SNOW
+from circle_render.scenes.scene import SNOW, Scene
 
 f32 = np.float32
 
@@ -92,3 +92,17 @@ def to_bytes(img: np.ndarray) -> np.ndarray:
     """(H, W, 4) float image, bottom row first -> (H, W, 3) uint8, top row first, int(255*clamp)."""
     rgb = np.clip(img[::-1, :, :3], f32(0), f32(1))
     return (rgb * f32(255)).astype(np.uint8)
+
+
+def to_rgba_bytes(img: np.ndarray) -> np.ndarray:
+    """(H, W, 4) straight colour and alpha, bottom row first -> (H, W, 4) uint8, top row first,
+    int(255*clamp) per channel (docs/drawing.md: PNG keeps the alpha)."""
+    rgba = np.clip(img[::-1], f32(0), f32(1))
+    return (rgba * f32(255)).astype(np.uint8)
+
+
+def picture_bytes(img: np.ndarray, scene: Scene) -> np.ndarray:
+    """The 8-bit picture to write for ``scene``: RGBA where its drawing's background is not
+    opaque (so the output alpha means something), else RGB as the course writes it."""
+    drawing = scene.drawing
+    return to_rgba_bytes(img) if drawing is not None and not drawing.opaque else to_bytes(img)

@@ -18,43 +18,105 @@ import numpy as np
 from circle_render.constants import compile_defines
 
 KERNEL_DIR = Path(str(resources.files("circle_render") / "kernels"))
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"[ \t]*$', re.M)   # one line, no more
-# exact float32 rounding (no fused multiply-add) so kernels match the NumPy reference bit for bit
+# exact float32 rounding (no fused multiply-add) so the project's kernels match the NumPy
+# reference bit for bit; a student's file compiles as the course compiles (STUDENT_OPTIONS)
 BASE_OPTIONS = ("--std=c++17", "--fmad=false")
 _modules: dict = {}
 
+# The course's own headers: a port includes course_compat.cuh instead (docs/assignment.md, section 7).
+COURSE_HEADERS = ("exclusiveScan.cu_inl", "circleBoxTest.cu_inl", "lookupColor.cu_inl", "noiseCuda.cu_inl")
+
+
+def read_source(path: Path) -> str:
+    """A source file's text as the compiler reads its bytes: UTF-8, a byte that is not UTF-8
+    replaced (U+FFFD; the compiler accepts it where it accepts any byte: comments, strings),
+    a leading byte-order mark dropped (inlined mid-file it would be a stray character)."""
+    return path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def _blank_comments(text: str) -> str:
+    """``text`` with every comment turned to spaces (newlines kept), the same length: offsets
+    and line numbers stay those of ``text``. String and character literals are kept whole (a
+    ``//`` or ``/*`` inside one is no comment); a backslash-newline continues a ``//`` comment."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":                                   # a literal: skip to its closing quote
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        elif text.startswith("//", i):
+            j = i
+            while j < n and (text[j] != "\n" or text[j - 1] == "\\" or text[j - 2:j] == "\\\r"):
+                j += 1
+            out[i:j] = [" " if ch not in "\r\n" else ch for ch in text[i:j]]
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out[i:j] = [" " if ch not in "\r\n" else ch for ch in text[i:j]]
+            i = j
+        else:
+            i += 1
+    return "".join(out)
+
+
+# A directive's logical line, comments blanked: `#`, `include`, then "name" or <name>, with any
+# spaces, tabs and backslash-newlines between (the preprocessor joins those lines first).
+_GAP = r"(?:[ \t\f\v]|\\\r?\n)*"
+_INCLUDE = re.compile(rf"^{_GAP}#{_GAP}include{_GAP}(?:\"([^\"\n]+)\"|<([^>\n]+)>){_GAP}\r?$", re.MULTILINE)
+_PRAGMA_ONCE = re.compile(rf"^{_GAP}#{_GAP}pragma{_GAP}once{_GAP}\r?$", re.MULTILINE)
+
+
+def _line_name(path: Path) -> str:
+    return str(path.name).replace("\\", "\\\\").replace('"', '\\"')
+
 
 def kernel_source(name: str | Path) -> str:
-    """The text of kernels/NAME (or of the file NAME, a path: a student's kernel) with each
-    ``#include "x.cuh"`` replaced by the header's text (each header once, ``#pragma once``
-    dropped), so CuPy's cache key covers the headers. Headers are looked up beside the file,
-    then in kernels/."""
+    """The text of kernels/NAME (or of the file NAME, a path: a student's kernel) with every
+    ``#include`` of a header we have replaced by the header's text, so that CuPy's cache key
+    covers the headers and the source compiles the same from any folder. Every form the
+    preprocessor accepts is recognised: ``"x.cuh"`` or ``<x.cuh>``, spaces after ``#``, comments
+    after it, a line split with backslashes; one inside a comment is not an include. A quoted
+    name is looked up beside the file that includes it, then in kernels/; an angled one in
+    kernels/ (the include path). Headers with ``#pragma once`` are pasted once, others at each
+    include (their guards decide); one that includes itself again is skipped there, as its guard
+    would. ``#line`` keeps the compiler's messages on each file's own line numbers. An include
+    of a header we do not have is left for the compiler, which says it cannot open it."""
     first = Path(name) if is_kernel_file(name) else KERNEL_DIR / name
-    folders = (first.parent, KERNEL_DIR)
-    done: set[str] = set()
+    once: set[Path] = set()
 
-    def find(header: str) -> Path:
-        for folder in folders:
+    def find(header: str, quoted: bool, here: Path) -> Path | None:
+        for folder in ((here.parent, KERNEL_DIR) if quoted else (KERNEL_DIR,)):
             if (folder / header).is_file():
-                return folder / header
-        raise FileNotFoundError(f"#include \"{header}\": no such header in {', '.join(map(str, folders))}")
+                return (folder / header).resolve()
+        return None
 
-    def expand(path: Path, stack: tuple[str, ...]) -> str:
-        if path.name in stack:
-            raise ValueError(f"include cycle: {' -> '.join(stack + (path.name,))}")
-        text = re.sub(r"^[ \t]*#[ \t]*pragma[ \t]+once[ \t]*$", "", path.read_text(), flags=re.M)
-
-        def inline(m: re.Match) -> str:
-            header = m.group(1)
-            if header in done:
-                return f"// ---- {header} (already included) ----"
-            done.add(header)
-            after = text.count("\n", 0, m.start()) + 2          # the line after the #include
-            # #line: the compiler's messages give each file's own line numbers, not the pasted text's
-            return (f'#line 1 "{header}"\n{expand(find(header), stack + (path.name,))}\n'
-                    f'#line {after} "{path.name}"')
-        return _INCLUDE.sub(inline, text)
-    return expand(first, ())
+    def expand(path: Path, stack: tuple[Path, ...]) -> str:
+        text = read_source(path)
+        blank = _blank_comments(text)
+        if _PRAGMA_ONCE.search(blank):
+            once.add(path)
+        pieces, at = [], 0
+        for m in _INCLUDE.finditer(blank):
+            header = m.group(1) or m.group(2)
+            found = find(header, m.group(1) is not None, path)
+            if found is None:
+                continue                                 # the compiler's to report
+            pieces.append(text[at:m.start()])
+            at = m.end() - (1 if blank[m.end() - 1:m.end()] == "\r" else 0)
+            after = text.count("\n", 0, m.end()) + 2    # the line after the directive's last line
+            if found in stack or found in once:
+                pieces.append(f"// ---- {header} (already included) ----")
+                continue
+            pieces.append(f'#line 1 "{_line_name(found)}"\n{expand(found, (*stack, found))}\n'
+                          f'#line {after} "{_line_name(path)}"')
+        pieces.append(text[at:])
+        return _PRAGMA_ONCE.sub("", "".join(pieces)) if path in once else "".join(pieces)
+    top = first.resolve()
+    return expand(top, (top,))
 
 
 def _macro(value) -> str:
@@ -74,14 +136,36 @@ def compile_options(extra: dict | None = None) -> tuple[str, ...]:
 # helpers.cuh needs, prefixed CR_: no project macro (TILE_SIZE, DT, ...) meets the student's own.
 STUDENT_DEFINES = ("PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
                    "SNOW_FALLOFF", "SNOW_RAMP_LAST")
+# ... and compiles as the course compiles it: nvcc's defaults, multiply-adds fused (the course's
+# Makefile passes nvcc only -O3 -m64). The student's own options come last and replace a default
+# of the same name: ("--fmad=false",) turns fusing off.
+STUDENT_OPTIONS = ("--std=c++17", "--fmad=true")
 
 
-def student_compile_options(extra: dict | None = None) -> tuple[str, ...]:
-    """The options of a student's kernel file: BASE_OPTIONS, the CR_ constants, then ``extra``
-    (the student's own -D macros, unprefixed)."""
+def option_name(option: str) -> str:
+    """'--fmad=false' and '-fmad=false' -> 'fmad'; '-lineinfo' -> 'lineinfo'."""
+    return option.lstrip("-").split("=", 1)[0]
+
+
+def check_options(options) -> tuple[str, ...]:
+    """A student's compiler options: a tuple (or list) of strings each starting with '-'."""
+    if isinstance(options, str) or not all(isinstance(o, str) and o.startswith("-") and o.strip() == o and o
+                                           for o in options):
+        raise ValueError(f"compile options must be a tuple of strings such as ('--fmad=false',), got {options!r}")
+    return tuple(options)
+
+
+def student_compile_options(extra: dict | None = None, options=()) -> tuple[str, ...]:
+    """The options of a student's kernel file: STUDENT_OPTIONS (less those ``options`` names
+    again), the CR_ constants, ``extra`` (the student's own -D macros, unprefixed), then
+    ``options`` (the student's own compiler options, e.g. ('--fmad=false', '-lineinfo'))."""
+    own = check_options(options)
+    names = {option_name(o) for o in own}
     ours = {f"CR_{k}": v for k, v in compile_defines().items() if k in STUDENT_DEFINES or k.startswith("SNOW_RAMP_")}
-    return (BASE_OPTIONS + tuple(f"-D{k}={_macro(v)}" for k, v in sorted(ours.items()))
-            + tuple(f"-D{k}={v if isinstance(v, str) else _macro(v)}" for k, v in sorted((extra or {}).items())))
+    return (tuple(o for o in STUDENT_OPTIONS if option_name(o) not in names)
+            + tuple(f"-D{k}={_macro(v)}" for k, v in sorted(ours.items()))
+            + tuple(f"-D{k}={v if isinstance(v, str) else _macro(v)}" for k, v in sorted((extra or {}).items()))
+            + own)
 
 
 def is_kernel_file(name: str | Path) -> bool:
@@ -89,21 +173,33 @@ def is_kernel_file(name: str | Path) -> bool:
     return isinstance(name, Path) or "/" in str(name)
 
 
-def load_module(name: str | Path, extra: dict | None = None, fmad: bool = False, project: bool = False):
+def module_options(name: str | Path, extra: dict | None = None, fmad: bool | None = None, project: bool = False,
+                   options=()) -> tuple[str, ...]:
+    """The options load_module compiles NAME with (see there)."""
+    if is_kernel_file(name) and not project:
+        chosen = student_compile_options(extra, options)
+    else:
+        chosen = compile_options(extra) + check_options(options)
+    if fmad is not None:
+        chosen = (*(o for o in chosen if option_name(o) != "fmad"), f"--fmad={str(fmad).lower()}")
+    return chosen
+
+
+def load_module(name: str | Path, extra: dict | None = None, fmad: bool | None = None, project: bool = False,
+                options=()):
     """The compiled ``cupy.RawModule`` for kernels/NAME, or for the .cu file at path NAME, on
     the current device (cached; a file is compiled again when its text or a header changes).
-    A file gets student_compile_options(extra), or with project=True the options of kernels/
-    (every constant, unprefixed: the project's own kernels kept outside the package, such as
-    benchmarks/ladder/). fmad=True lets the compiler fuse multiply-adds (faster, no longer
-    bit-exact)."""
+    kernels/ files get compile_options(extra): every constant, multiply-adds not fused, so they
+    round as the NumPy reference does. A file gets student_compile_options(extra, options), as
+    the course compiles (fused), or with project=True the options of kernels/ (the project's own
+    kernels kept outside the package, such as benchmarks/ladder/). fmad=True or False decides
+    fusing whatever the kind (True: faster, no longer bit-exact)."""
     import cupy
     is_file = is_kernel_file(name)
-    options = student_compile_options(extra) if is_file and not project else compile_options(extra)
-    if fmad:
-        options = tuple(o for o in options if o != "--fmad=false")
-    key = (cupy.cuda.Device().id, str(name), options) + ((kernel_source(name),) if is_file else ())
+    chosen = module_options(name, extra, fmad, project, options)
+    key = (cupy.cuda.Device().id, str(name), chosen) + ((kernel_source(name),) if is_file else ())
     if key not in _modules:     # the source (headers inlined) is read only when compiling
-        _modules[key] = cupy.RawModule(code=key[-1] if is_file else kernel_source(name), options=options)
+        _modules[key] = cupy.RawModule(code=key[-1] if is_file else kernel_source(name), options=chosen)
     return _modules[key]
 
 
@@ -150,7 +246,7 @@ class Graph:
         self._capture(lambda: [launch() for launch in self.launches])
 
     @classmethod
-    def capture(cls, issue) -> "Graph":
+    def capture(cls, issue) -> Graph:
         """The graph of the kernels that ``issue()`` launches (on the current stream)."""
         graph = cls.__new__(cls)
         graph.launches = ()

@@ -12,22 +12,29 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
 from circle_render import registry
 from circle_render.display.rgba8 import frame_rgba8
 from circle_render.errors import UserError
-from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.progress import notice
+from circle_render.scenes import SCENE_NAMES, Scene, make_scene
 from circle_render.timing.frames import synchronize
 
 HELP = (("q / Esc", "quit"), ("p / space", "pause or resume"), ("+ / =", "one frame (when paused)"),
         ("left / right", "previous / next scene"), ("r", "switch renderer"),
         ("s", "save a screenshot (PNG)"), ("f", "FPS and per-phase times"), ("h", "this help"))
 PHASES = ("clear", "advance", "render", "convert", "display")
+
+
+def _ms(ms: float) -> str:
+    """A time in ms in at most five characters: 0.25, 12.5, 1250."""
+    return f"{ms:.2f}" if ms < 10 else f"{ms:.1f}" if ms < 1000 else f"{ms:.0f}"
 
 
 class ViewerError(UserError):
@@ -38,7 +45,7 @@ class ViewerError(UserError):
 class ViewerState:
     """Everything the viewer does except drawing. ``scenes`` are (name, make) pairs."""
 
-    scenes: list[tuple[str, Callable[[], object]]]
+    scenes: list[tuple[str, Callable[[], Scene]]]
     renderers: list[str]
     size: int
     index: int = 0
@@ -51,10 +58,10 @@ class ViewerState:
     screenshot_requested: bool = False
     frame: int = 0                        # frames rendered since the scene was loaded
     shown: int = 0                        # frames shown in all
-    times: dict = field(default_factory=lambda: {p: 0.0 for p in PHASES})
+    times: dict = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     fps: float = 0.0
     pixels: np.ndarray | None = None      # the last frame, (size, size, 4) uint8, row 0 at the bottom
-    renderer: object = None
+    renderer: Any = None                  # the current renderer (interface.py), after load()
     first_shown_at: float = 0.0
     _last: float = 0.0
 
@@ -69,8 +76,9 @@ class ViewerState:
     def load(self) -> None:
         """(Re)load the current scene into a fresh current renderer; animation restarts."""
         kwargs = {"progress": False} if self.renderer_name == "cpu" else {}
-        self.renderer = registry.create(self.renderer_name, **kwargs)
-        self.renderer.load(self.scenes[self.index][1](), self.size, self.size)
+        r = registry.create(self.renderer_name, **kwargs)
+        r.load(self.scenes[self.index][1](), self.size, self.size)
+        self.renderer = r
         self.frame = 0
 
     def key(self, name: str) -> None:
@@ -128,33 +136,48 @@ class ViewerState:
         """Frames per second from the first shown frame to the last (start-up left out)."""
         return (self.shown - 1) / max(self._last - self.first_shown_at, 1e-9) if self.shown > 1 else 0.0
 
+    def stats_lines(self) -> list[str]:
+        """The ``f`` overlay: short lines, so that it fits a 256-pixel window."""
+        t = {p: _ms(v) for p, v in self.times.items()}
+        return [f"{self.scene_name}{'  (paused)' if self.paused else ''}",
+                f"{self.size}x{self.size} {self.renderer_name}",
+                f"frame {self.frame}  {self.fps:.1f} FPS",
+                f"clear {t['clear']}  advance {t['advance']} ms",
+                f"render {t['render']}  convert {t['convert']} ms",
+                f"display {t['display']} ms"]
+
     def stats_text(self) -> str:
-        t = self.times
-        return (f"{self.scene_name}  {self.size}x{self.size}  {self.renderer_name}  frame {self.frame}"
-                f"{'  (paused)' if self.paused else ''}\n{self.fps:.1f} FPS   "
-                + "   ".join(f"{p} {t[p]:.2f} ms" for p in PHASES))
+        return "\n".join(self.stats_lines())
+
+    def help_lines(self) -> list[str]:
+        width = max(len(k) for k, _ in HELP)
+        return [f"{k:<{width}}  {v}" for k, v in HELP]
 
     def help_text(self) -> str:
-        return "\n".join(f"{k:<14} {v}" for k, v in HELP)
+        return "\n".join(self.help_lines())
 
 
 def available_renderers(first: str) -> list[str]:
     """The renderers ``r`` cycles through: cpu-fast, cpu, and every CUDA renderer where a GPU is usable
     (the starter too, to see what breaking the rules looks like); ``first`` first."""
     from circle_render.gpu import gpu_available
-    names = ["cpu-fast", "cpu"] + ([n for n, info in registry.RENDERERS.items() if info.needs_gpu] if gpu_available() else [])
+    gpu_renderers = [n for n, info in registry.RENDERERS.items() if info.needs_gpu] if gpu_available() else []
+    names = ["cpu-fast", "cpu", *gpu_renderers]
     if first not in names:
         names.insert(0, first)
     return [first] + [n for n in names if n != first]
 
 
-def viewer_scenes(first_name: str, first_make: Callable[[], object], seed: int):
+def viewer_scenes(first_name: str, first_make: Callable[[], Scene],
+                  seed: int) -> tuple[list[tuple[str, Callable[[], Scene]]], int]:
     """(scenes, index of the one asked for): the course's scenes in their order, which
     left/right walk through; a scene file goes in front of them."""
-    scenes = [(n, (lambda n=n: make_scene(n, seed))) for n in SCENE_NAMES]
+    def maker(name: str) -> Callable[[], Scene]:
+        return lambda: make_scene(name, seed)
+    scenes = [(n, maker(n)) for n in SCENE_NAMES]
     if first_name in SCENE_NAMES:
         return scenes, SCENE_NAMES.index(first_name)
-    return [(first_name, first_make)] + scenes, 0
+    return [(first_name, first_make), *scenes], 0
 
 
 def check_display() -> None:
@@ -172,6 +195,81 @@ def read_back(width: int, height: int) -> np.ndarray:
     return np.ascontiguousarray(rgba[::-1, :, :3])
 
 
+FONT = ["DejaVu Sans Mono", "Menlo", "Consolas", "Courier New", "monospace"]
+MARGIN, PAD = 6, 4            # pixels: window edge to box, box edge to text
+
+
+class TextBox:
+    """Lines of text on a dark, nearly opaque box, so that they read over any scene, light or
+    dark. The font follows the window (a 40th of its smaller side, 7 to 13 points) and shrinks
+    until the widest line of ``template`` (the widest text it will hold) fits the window."""
+
+    def __init__(self, template: list[str], color: tuple[int, int, int, int]):
+        import pyglet
+        self.template = template
+        self.box = pyglet.shapes.Rectangle(0, 0, 1, 1, color=(0, 0, 0))
+        self.box.opacity = 200
+        self.labels = [pyglet.text.Label("", font_name=FONT, font_size=10, color=color, anchor_y="top")
+                       for _ in template]
+        self._window = (0, 0)
+        self.line_height = 0
+
+    def _fit(self, width: int, height: int) -> None:
+        """The font size for a window of this size (measured once per size)."""
+        size = max(7.0, min(13.0, min(width, height) / 40))
+        probe = self.labels[0]
+        for _ in range(3):                       # shrink until the widest line fits
+            probe.font_size = size
+            widest = 0
+            for line in self.template:
+                probe.text = line
+                widest = max(widest, probe.content_width)
+            room = width - 2 * (MARGIN + PAD)
+            if widest <= room or size <= 5:
+                break
+            size = max(5.0, size * room / widest - 0.25)
+        for label in self.labels:
+            label.font_size = size
+        probe.text = "Ag"
+        self.line_height = probe.content_height
+        self._window = (width, height)
+
+    def draw(self, lines: list[str], width: int, height: int, top: bool) -> None:
+        """``lines`` in the window's top-left corner (``top``) or bottom-left one."""
+        if self._window != (width, height):
+            self._fit(width, height)
+        n = len(lines)
+        box_h = n * self.line_height + 2 * PAD
+        y0 = height - MARGIN - box_h if top else MARGIN
+        widest = 0
+        for k, label in enumerate(self.labels):
+            label.text = lines[k] if k < n else ""
+            label.x, label.y = MARGIN + PAD, y0 + box_h - PAD - k * self.line_height
+            widest = max(widest, label.content_width)
+        self.box.x, self.box.y = MARGIN, y0
+        self.box.width, self.box.height = widest + 2 * PAD, box_h
+        self.box.draw()
+        for label in self.labels[:n]:
+            label.draw()
+
+
+def stats_template() -> list[str]:
+    """The ``f`` overlay's lines at their widest (a long scene and renderer name, five-digit
+    times), for its font size; a longer scene file name is cut at the window's edge."""
+    widest = ViewerState([("bouncingballs", lambda: make_scene("bouncingballs"))], ["cuda-starter"], 16384)
+    widest.times = dict.fromkeys(PHASES, 88888.0)
+    widest.fps, widest.frame, widest.paused = 8888.8, 888888, True
+    return widest.stats_lines()
+
+
+def picture(state: ViewerState) -> np.ndarray:
+    """The frame on screen at the picture's own size, as (H, W, 3) uint8, top row first: the
+    bytes uploaded to the texture (what -o writes)."""
+    if state.pixels is None:
+        raise ValueError("no frame has been rendered yet")
+    return np.ascontiguousarray(state.pixels[::-1, :, :3])
+
+
 def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | None = None,
                on_frame: Callable[[ViewerState, object], None] | None = None) -> ViewerState:
     """Open the window and run until quit (or ``frames`` frames shown); ``screenshot`` saves the
@@ -183,41 +281,39 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
         pyglet.options["vsync"] = False
         from pyglet import gl
         from pyglet.window import key as keys
-        config = gl.Config(red_size=8, green_size=8, blue_size=8, alpha_size=8, double_buffer=True)
+        template: Any = gl.Config           # a template config, instantiable (mypy sees an abstract class)
+        config = template(red_size=8, green_size=8, blue_size=8, alpha_size=8, double_buffer=True)
         screen = pyglet.display.get_display().get_default_screen()
         scale = min(1.0, 0.9 * screen.width / state.size, 0.9 * screen.height / state.size)
         side = max(1, int(state.size * scale))
         window = pyglet.window.Window(side, side, caption="circle-render", resizable=True,
                                       config=config, vsync=False)
-    except Exception as e:          # no X server, no GLX, no OpenGL 3.3 context
+    except Exception as e:  # noqa: BLE001  (no X server, no GLX, no OpenGL 3.3 context: pyglet's many kinds)
         raise ViewerError(f"cannot open a window: {type(e).__name__}: {' '.join(str(e).split())}") from None
     names = {keys.Q: "q", keys.ESCAPE: "escape", keys.P: "p", keys.SPACE: "space",
              keys.PLUS: "plus", keys.EQUAL: "equal", keys.NUM_ADD: "plus", keys.LEFT: "left",
              keys.RIGHT: "right", keys.R: "r", keys.S: "s", keys.F: "f", keys.H: "h"}
 
     @window.event
-    def on_key_press(symbol, modifiers):
+    def on_key_press(symbol: int, modifiers: int) -> bool:
         if symbol in names:
             state.key(names[symbol])
         return pyglet.event.EVENT_HANDLED      # Esc must not close the window behind our back
 
     @window.event
-    def on_close():
+    def on_close() -> None:
         state.quit = True
 
     texture = pyglet.image.Texture.create(state.size, state.size)
-    stats = pyglet.text.Label("", x=8, y=8, font_size=11, multiline=True, width=2000,
-                              color=(255, 255, 0, 255), anchor_y="bottom")
-    help_label = pyglet.text.Label(state.help_text(), font_name="monospace", font_size=12, x=8,
-                                   multiline=True, width=600, color=(255, 255, 255, 255),
-                                   anchor_y="top")
+    stats = TextBox(stats_template(), (255, 225, 80, 255))
+    help_box = TextBox(state.help_lines(), (255, 255, 255, 255))
     state.load()
-    last = None
-    while not state.quit:
-        window.dispatch_events()
+    last, scaled_to = None, None
+    while True:
+        window.dispatch_events()              # may set state.quit (a key, the window closed)
         if state.quit:
             break
-        if state.tick():
+        if state.tick() and state.pixels is not None:
             if texture.width != state.size:
                 texture = pyglet.image.Texture.create(state.size, state.size)
             t0 = time.perf_counter()
@@ -235,17 +331,16 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
         gl.glTexParameteri(texture.target, gl.GL_TEXTURE_MAG_FILTER, filt)
         window.clear()
         texture.blit((w - side) // 2, (h - side) // 2, width=side, height=side)
-        if state.show_stats:
-            stats.text = state.stats_text()
-            stats.draw()
-        if state.show_help:
-            help_label.y = h - 8
-            help_label.draw()
         if state.screenshot_requested or (screenshot and frames and state.shown + 1 >= frames):
-            last = read_back(*window.get_framebuffer_size())
-            if state.screenshot_requested:
-                _save_screenshot(last, Path(f"circle-render-{state.scene_name}-{state.frame:04d}.png"))
+            last, scaled_to = _shot(state, window, side), (None if side == state.size else side)
+            if state.screenshot_requested:       # before the overlays: the picture only
+                _save_screenshot(last, Path(f"circle-render-{state.scene_name}-{state.frame:04d}.png"),
+                                 scaled_to)
                 state.screenshot_requested = False
+        if state.show_stats:
+            stats.draw(state.stats_lines(), w, h, top=False)
+        if state.show_help:
+            help_box.draw(state.help_lines(), w, h, top=True)
         window.flip()
         state.times["display"] = (time.perf_counter() - t0 + upload) * 1e3
         state.shown_frame()
@@ -253,15 +348,34 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
             on_frame(state, window)
         if frames is not None and state.shown >= frames:
             break
-    if screenshot:
-        if last is None:           # quit before the last frame: read what is on screen now
-            last = read_back(*window.get_framebuffer_size())
-        _save_screenshot(last, Path(screenshot))
+    if screenshot and state.pixels is not None:
+        if last is None:           # quit before the last frame: the frame on screen now
+            side = min(window.width, window.height)
+            last, scaled_to = picture(state), (None if side == state.size else side)
+        _save_screenshot(last, Path(screenshot), scaled_to)
     window.close()
     return state
 
 
-def _save_screenshot(rgb: np.ndarray, path: Path) -> None:
-    from circle_render.io.images import write_image
-    write_image(path, rgb)
-    print(f"viewer: saved {path}", file=sys.stderr)
+def _shot(state: ViewerState, window: Any, side: int) -> np.ndarray:
+    """The frame just drawn, at the picture's own size: read back from the window where it is
+    shown pixel for pixel (what the screen shows, checked by the tests), else the picture
+    itself (the window scales it)."""
+    fb_w, fb_h = window.get_framebuffer_size()
+    if side != state.size or (fb_w, fb_h) != (window.width, window.height):
+        return picture(state)
+    x0, y0 = (fb_w - side) // 2, (fb_h - side) // 2     # the picture's square, in GL coordinates
+    top = fb_h - y0 - side                              # ... and in rows from the top
+    return np.ascontiguousarray(read_back(fb_w, fb_h)[top:top + side, x0:x0 + side])
+
+
+def _save_screenshot(rgb: np.ndarray, path: Path, scaled_to: int | None = None) -> None:
+    """Write ``rgb`` in the format of ``path``'s suffix (.png, .ppm or a one-frame .gif)."""
+    from circle_render.io.images import write_gif, write_image
+    if path.suffix.lower() == ".gif":
+        write_gif(path, [rgb])
+    else:
+        write_image(path, rgb)
+    h, w = rgb.shape[:2]
+    how = f" (the window showed it scaled to {scaled_to}x{scaled_to})" if scaled_to else ""
+    notice(f"viewer: saved {path}, {w}x{h}{how}")

@@ -190,6 +190,8 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def _write_ppm(pixels: FramePixels, f) -> None:
+    if pixels.channels != 3:
+        raise ValueError("a PPM holds no alpha: write an RGBA picture as .png")
     f.write(f"P6\n{pixels.width} {pixels.height}\n255\n".encode())
     for strip in pixels.strips():
         f.write(strip.tobytes())
@@ -208,24 +210,26 @@ def _png_chunk(f, kind: bytes, data: bytes) -> None:
 def _png_rows(strip: np.ndarray, above: np.ndarray | None) -> bytes:
     """The strip's rows with PNG's "up" filter (each byte less the byte above it; the first
     row of the picture unfiltered): one pass of NumPy, and smaller files than no filter."""
-    h, w, _ = strip.shape
-    out = np.empty((h, 1 + 3 * w), np.uint8)
-    rows = strip.reshape(h, 3 * w)
+    h, w, channels = strip.shape
+    out = np.empty((h, 1 + channels * w), np.uint8)
+    rows = strip.reshape(h, channels * w)
     np.subtract(rows[1:], rows[:-1], out=out[1:, 1:])
     if above is None:
         out[0, 0], out[0, 1:] = 0, rows[0]
     else:
-        np.subtract(rows[0], above.reshape(3 * w), out=out[0, 1:])
+        np.subtract(rows[0], above.reshape(channels * w), out=out[0, 1:])
         out[0, 0] = 2
     out[1:, 0] = 2
     return out.tobytes()
 
 
 def _write_png(pixels: FramePixels, f) -> None:
-    """PNG, 8-bit RGB, streamed: each strip is filtered and fed to zlib as it is read, so no
-    whole-picture copy exists at any time (zlib lets go of the GIL: frames encode in parallel)."""
+    """PNG, 8-bit RGB (or RGBA: straight alpha), streamed: each strip is filtered and fed to
+    zlib as it is read, so no whole-picture copy exists at any time (zlib lets go of the GIL:
+    frames encode in parallel)."""
     f.write(b"\x89PNG\r\n\x1a\n")
-    _png_chunk(f, b"IHDR", struct.pack(">IIBBBBB", pixels.width, pixels.height, 8, 2, 0, 0, 0))
+    colour = {3: 2, 4: 6}[pixels.channels]                # PNG's colour types: RGB, RGBA
+    _png_chunk(f, b"IHDR", struct.pack(">IIBBBBB", pixels.width, pixels.height, 8, colour, 0, 0, 0))
     z = zlib.compressobj(PNG_LEVEL)
     pending, above = [], None
     for strip in pixels.strips():
@@ -241,7 +245,8 @@ def _write_png(pixels: FramePixels, f) -> None:
 
 def write_image(path: str | os.PathLike, frame) -> None:
     """Write one picture as PNG or PPM, atomically: ``frame`` is an (H, W, 3) uint8 array (top
-    row first) or a FramePixels (io/pixels.py), read in strips (no whole 8-bit copy is made)."""
+    row first; (H, W, 4): straight alpha, an RGBA PNG) or a FramePixels (io/pixels.py), read in
+    strips (no whole 8-bit copy is made)."""
     path = Path(path)
     pixels = as_pixels(frame)
     with atomic_path(path) as tmp, open(tmp, "wb") as f:

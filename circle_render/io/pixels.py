@@ -24,16 +24,19 @@ class FramePixels:
     the renderer's image, not a copy: read it before the renderer draws again (``rgb()`` copies)."""
 
     def __init__(self, image: np.ndarray | None = None, *, rgba8: np.ndarray | None = None,
-                 rgb8: np.ndarray | None = None, owned: bool = False):
+                 rgb8: np.ndarray | None = None, owned: bool = False, alpha: bool = False):
         """Exactly one of: ``image`` (H, W, 4) float32, row 0 at the bottom (the interface's
-        image); ``rgba8`` (H, W, 4) uint8, row 0 at the bottom (the GPU's conversion);
-        ``rgb8`` (H, W, 3) uint8, top row first (already what a file holds). ``owned``: the
-        array is this frame's alone (nobody draws into it again), so a writer may keep it."""
+        image); ``rgba8`` (H, W, 4) uint8, row 0 at the bottom (the GPU's conversion, alpha
+        dropped); ``rgb8`` (H, W, 3) uint8, top row first (already what a file holds; (H, W, 4):
+        with straight alpha). ``owned``: the array is this frame's alone (nobody draws into it
+        again), so a writer may keep it. ``alpha``: the picture keeps the image's alpha (a
+        drawing whose background is not opaque: cpu/shading.py ``picture_bytes``)."""
         given = [a for a in (image, rgba8, rgb8) if a is not None]
         if len(given) != 1:
             raise TypeError("FramePixels takes exactly one of image, rgba8, rgb8")
         self.image, self.rgba8, self.rgb8, self.owned = image, rgba8, rgb8, owned
         self.height, self.width = given[0].shape[:2]
+        self.channels = rgb8.shape[2] if rgb8 is not None else 4 if (alpha and image is not None) else 3
 
     def keepable(self, pool: Executor | None = None) -> FramePixels:
         """This frame, safe to keep while the renderer draws the next: itself where its array is
@@ -42,7 +45,7 @@ class FramePixels:
 
     @property
     def shape(self) -> tuple[int, int, int]:
-        return self.height, self.width, 3
+        return self.height, self.width, self.channels
 
     def strip_rows(self) -> int:
         return max(1, STRIP_BYTES // max(16 * self.width, 1))
@@ -53,10 +56,10 @@ class FramePixels:
         return [(top, min(top + rows, self.height)) for top in range(0, self.height, rows)]
 
     def read(self, top: int, bottom: int, out: np.ndarray | None = None) -> np.ndarray:
-        """Rows [top, bottom) counted from the top, as (bottom - top, W, 3) uint8."""
+        """Rows [top, bottom) counted from the top, as (bottom - top, W, channels) uint8."""
         h = self.height
         if out is None:
-            out = np.empty((bottom - top, self.width, 3), np.uint8)
+            out = np.empty((bottom - top, self.width, self.channels), np.uint8)
         if self.rgb8 is not None:
             out[...] = self.rgb8[top:bottom]
         elif self.rgba8 is not None:
@@ -98,8 +101,8 @@ class FramePixels:
 def _float_rows_to_rgb():
     """The compiled conversion (numba, cached on disk with cpu-fast's code; it lets go of the
     GIL): rows [top, top + len(out)) counted from the top of ``image`` ((H, W, 4) float32, row 0
-    at the bottom) into ``out`` ((n, W, 3) uint8): int(255 * clamp(v)) in float32, exactly
-    ``to_bytes``; 4-5x faster than the same in NumPy (measured: benchmarks/output.py)."""
+    at the bottom) into ``out`` ((n, W, 3 or 4) uint8): int(255 * clamp(v)) in float32, exactly
+    ``to_bytes`` (``to_rgba_bytes`` with 4); 4-5x faster than the same in NumPy."""
     from circle_render.cpu.fast_kernels import cached_njit
 
     @cached_njit(nogil=True)
@@ -108,7 +111,7 @@ def _float_rows_to_rgb():
         for i in range(out.shape[0]):
             row = h - 1 - (top + i)
             for x in range(out.shape[1]):
-                for c in range(3):
+                for c in range(out.shape[2]):
                     v = min(max(image[row, x, c], f32(0)), f32(1)) * f32(255)
                     out[i, x, c] = 0 if np.isnan(v) else np.uint8(v)      # NaN: 0, as NumPy's cast gives
     return float_rows_to_rgb
@@ -119,20 +122,20 @@ def as_pixels(frame) -> FramePixels:
     if isinstance(frame, FramePixels):
         return frame
     rgb = np.asarray(frame)
-    if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
-        raise ValueError(f"a frame is (H, W, 3) uint8, top row first; got {rgb.dtype} {rgb.shape}")
+    if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] not in (3, 4):
+        raise ValueError(f"a frame is (H, W, 3) uint8 (or 4: RGBA), top row first; got {rgb.dtype} {rgb.shape}")
     return FramePixels(rgb8=rgb)
 
 
-def frame_pixels(renderer) -> FramePixels:
+def frame_pixels(renderer, alpha: bool = False) -> FramePixels:
     """The renderer's current frame, read without a full float copy where it can be: a CUDA
-    renderer's converted to 8-bit on its GPU; a renderer with ``image_view()`` (cpu-fast) read
-    in place; any other through ``get_image()``."""
+    renderer's converted to 8-bit on its GPU (RGB only); a renderer with ``image_view()``
+    (cpu-fast) read in place; any other through ``get_image()``. ``alpha``: keep the alpha."""
     device_image = getattr(renderer, "device_image", None)
-    if device_image is not None:
+    if device_image is not None and not alpha:
         from circle_render.display.rgba8 import to_rgba8_device
         return FramePixels(rgba8=to_rgba8_device(device_image()).get(), owned=True)
     view = getattr(renderer, "image_view", None)
     if callable(view):
-        return FramePixels(view())
-    return FramePixels(renderer.get_image(), owned=True)
+        return FramePixels(view(), alpha=alpha)
+    return FramePixels(renderer.get_image(), owned=True, alpha=alpha)

@@ -13,7 +13,18 @@ shading and the snow clear colour, as the course does.
     0.4 0.5 0.75 0.3 1 0 0
     ...
 
-In both, fields are separated by blanks, ``#`` starts a comment, blank lines are skipped (in
+Version 2 (docs/drawing.md, "Scene files") adds the drawing options: keyed header lines in any
+order, ``count`` last::
+
+    circle-render scene 2
+    shading flat
+    background 0 0 0 0          # optional: r g b [alpha]; without it the shading's own clear
+    antialias yes               # optional: yes or no (no)
+    columns x y z radius r g b alpha edge_r edge_g edge_b edge_alpha edge_width
+    count 3
+    ...
+
+In all, fields are separated by blanks, ``#`` starts a comment, blank lines are skipped (in
 ``.par`` only after line 1). Every value must be finite with magnitude at most ``MAX_ABS``,
 and every radius at least ``MIN_RADIUS`` (circle_render/limits.py says why). A scene loaded
 from a file is one still frame (no animation).
@@ -27,9 +38,13 @@ from __future__ import annotations
 import io
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from circle_render.constants import FLAT_ALPHA
+from circle_render.drawing.paint import Drawing
+from circle_render.drawing.values import Color, field_problem, one_color
 from circle_render.errors import UserError
 from circle_render.limits import MAX_ABS, MIN_RADIUS, value_problem
 from circle_render.scenes.scene import FLAT, SNOW, Scene
@@ -37,16 +52,21 @@ from circle_render.scenes.scene import FLAT, SNOW, Scene
 PAR, CIRCLES = ".par", ".circles"
 SUFFIXES = (PAR, CIRCLES)
 MAGIC = "circle-render scene 1"
+MAGIC_2 = "circle-render scene 2"          # with the drawing options
 SHADINGS = (FLAT, SNOW)
 PAR_FIELDS = ("x", "y", "z", "vx", "vy", "vz", "radius")
 CIRCLES_FIELDS = ("x", "y", "z", "radius", "r", "g", "b")
+ALPHA_FIELDS = ("alpha",)
+EDGE_FIELDS = ("edge_r", "edge_g", "edge_b", "edge_alpha", "edge_width")
+COLUMNS_2 = tuple(CIRCLES_FIELDS + a + e for e in ((), EDGE_FIELDS) for a in ((), ALPHA_FIELDS))
+YES_NO = {"yes": True, "no": False}
 
 
 class SceneFileError(UserError):
     """A scene file that cannot be loaded; ``str(e)`` is ``FILE:LINE: what is wrong`` (``FILE: ...``
     when no line is to blame, e.g. a missing file)."""
 
-    def __init__(self, path, line: int, message: str):
+    def __init__(self, path: object, line: int, message: str):
         super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
         self.path, self.line, self.message = str(path), line, message
 
@@ -102,7 +122,7 @@ def _first_content(text: str) -> str:
     return ""
 
 
-def _count(path, lineno: int, text: str) -> int:
+def _count(path: object, lineno: int, text: str) -> int:
     try:
         n = int(text)
     except ValueError:
@@ -112,7 +132,7 @@ def _count(path, lineno: int, text: str) -> int:
     return n
 
 
-def _check_row(path, lineno: int, fields: list[str], names) -> list[float]:
+def _check_row(path: object, lineno: int, fields: list[str], names: tuple[str, ...]) -> list[float]:
     """One circle line, checked: the right number of finite numbers in range, radius > 0."""
     if len(fields) != len(names):
         raise SceneFileError(path, lineno, f"expected {len(names)} fields ({' '.join(names)}), "
@@ -123,17 +143,17 @@ def _check_row(path, lineno: int, fields: list[str], names) -> list[float]:
             v = float(text)
         except ValueError:
             raise SceneFileError(path, lineno, f"{name} is not a number: {text!r}") from None
-        problem = value_problem(name, v, text)
+        problem = value_problem(name, v, text) or field_problem(name, v, text)
         if problem:
             raise SceneFileError(path, lineno, problem)
         values.append(v)
     return values
 
 
-def _slow_rows(path, text: str, first: int, count: int, names) -> np.ndarray:
+def _slow_rows(path: object, text: str, first: int, count: int, names: tuple[str, ...]) -> np.ndarray:
     """Line by line from line ``first`` (1-based): the first problem raises with its line."""
     lines = text.split("\n")
-    rows = []
+    rows: list[list[float]] = []
     for lineno in range(first, len(lines) + 1):
         body = _content(lines[lineno - 1])
         if not body:
@@ -148,7 +168,7 @@ def _slow_rows(path, text: str, first: int, count: int, names) -> np.ndarray:
     return np.array(rows, dtype=np.float32).reshape(count, len(names))
 
 
-def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
+def _rows(path: object, text: str, first: int, count: int, names: tuple[str, ...]) -> np.ndarray:
     """The circle lines (from line ``first``) as a (count, fields) float32 array, or
     SceneFileError naming the first bad line."""
     radius = names.index("radius")
@@ -158,7 +178,10 @@ def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
             table = np.loadtxt(io.StringIO(text), dtype=np.float32, comments="#", skiprows=first - 1,
                                ndmin=2)
         ok = (table.shape == (count, len(names)) and np.isfinite(table).all()
-              and (np.abs(table) <= MAX_ABS).all() and (table[:, radius] >= np.float32(MIN_RADIUS)).all())
+              and (np.abs(table) <= MAX_ABS).all() and (table[:, radius] >= np.float32(MIN_RADIUS)).all()
+              and all((table[:, names.index(f)] >= 0).all() and (table[:, names.index(f)] <= 1).all()
+                      for f in ("alpha", "edge_alpha") if f in names)
+              and ("edge_width" not in names or (table[:, names.index("edge_width")] >= 0).all()))
     except ValueError:
         ok = False
     if ok:
@@ -166,9 +189,10 @@ def _rows(path, text: str, first: int, count: int, names) -> np.ndarray:
     return _slow_rows(path, text, first, count, names)
 
 
-def _header(path, text: str):
+def _header(path: object, text: str) -> tuple[str, int, int]:
     """The ``.circles`` header: (shading, count, first circle line), checked."""
-    wanted, found, lineno = ["magic", "shading", "count"], {}, 0
+    wanted, lineno = ["magic", "shading", "count"], 0
+    found: dict[str, Any] = {}
     for lineno, line in enumerate(io.StringIO(text), 1):
         body = _content(line)
         if not body:
@@ -176,7 +200,7 @@ def _header(path, text: str):
         key = wanted.pop(0)
         if key == "magic":
             if " ".join(body.split()) != MAGIC:
-                raise SceneFileError(path, lineno, f"expected {MAGIC!r}, got {body[:40]!r}")
+                raise SceneFileError(path, lineno, f"expected {MAGIC!r} or {MAGIC_2!r}, got {body[:40]!r}")
         else:
             parts = body.split()
             if len(parts) != 2 or parts[0] != key:
@@ -190,22 +214,102 @@ def _header(path, text: str):
     raise SceneFileError(path, lineno + 1, f"truncated: the header has no {wanted[0]} line")
 
 
+def _header_2(path: Path | str, text: str) -> tuple[str, Color | None, bool, tuple[str, ...], int, int]:
+    """The version 2 header: (shading, background, antialias, columns, count, first circle
+    line), checked; keyed lines after the magic in any order, each once, ``count`` last."""
+    found: dict[str, Any] = {}
+    lineno, seen_magic = 0, False
+    for lineno, line in enumerate(io.StringIO(text), 1):
+        body = _content(line)
+        if not body:
+            continue
+        if not seen_magic:
+            seen_magic = True
+            continue
+        key, *values = body.split()
+        if key not in ("shading", "background", "antialias", "columns", "count"):
+            raise SceneFileError(path, lineno, f"expected a header line (shading, background, antialias, "
+                                               f"columns, count), got {body[:40]!r}")
+        if key in found:
+            raise SceneFileError(path, lineno, f"the header has two {key} lines")
+        found[key] = _header_value(path, lineno, key, values)
+        if key == "count":
+            missing = [k for k in ("shading", "columns") if k not in found]
+            if missing:
+                raise SceneFileError(path, lineno, f"the header has no {missing[0]} line before count")
+            if found["shading"] == SNOW and "alpha" in found["columns"]:
+                raise SceneFileError(path, lineno, "snow shading computes its own alpha: drop the alpha column")
+            return (found["shading"], found.get("background"), found.get("antialias", False), found["columns"],
+                    found["count"], lineno + 1)
+    raise SceneFileError(path, lineno + 1, "truncated: the header has no count line")
+
+
+def _header_value(path: Path | str, lineno: int, key: str, values: list[str]) -> Any:
+    """One version 2 header line's value, checked."""
+    text = " ".join(values)
+    if key == "shading":
+        if text not in SHADINGS:
+            raise SceneFileError(path, lineno, f"unknown shading {text!r}; accepted: {', '.join(SHADINGS)}")
+        return text
+    if key == "antialias":
+        if text not in YES_NO:
+            raise SceneFileError(path, lineno, f"antialias must be yes or no, got {text!r}")
+        return YES_NO[text]
+    if key == "columns":
+        columns = tuple(values)
+        if columns not in COLUMNS_2:
+            raise SceneFileError(path, lineno, "columns must be one of: " + "; ".join(" ".join(c) for c in COLUMNS_2))
+        return columns
+    if key == "count":
+        return _count(path, lineno, text)
+    try:
+        numbers = [float(v) for v in values]
+    except ValueError:
+        raise SceneFileError(path, lineno, f"background must be 3 or 4 numbers (r g b [alpha]), got {text!r}") from None
+    try:
+        return one_color("background", numbers)
+    except ValueError as e:
+        raise SceneFileError(path, lineno, str(e)) from None
+
+
+def _drawing(table: np.ndarray, columns: tuple[str, ...], shading: str, background: Color | None,
+             antialias: bool) -> Drawing | None:
+    """The drawing of a version 2 file's circles; None where the course draws the same picture."""
+    n = table.shape[0]
+    rgba = np.empty((n, 4), dtype=np.float32)
+    rgba[:, :3] = table[:, 4:7]
+    rgba[:, 3] = table[:, columns.index("alpha")] if "alpha" in columns else FLAT_ALPHA
+    edge_rgba = width = None
+    if "edge_width" in columns and table[:, columns.index("edge_width")].any():
+        first = columns.index("edge_r")
+        edge_rgba = np.ascontiguousarray(table[:, first:first + 4])
+        width = np.ascontiguousarray(table[:, first + 4])
+    drawing = Drawing(rgba, edge_rgba, width, background, antialias)
+    return None if drawing.course_equivalent(shading) else drawing
+
+
 def load_scene(path: str | Path) -> Scene:
     """Load a ``.par`` or ``.circles`` file (told apart by its first line) as a still Scene."""
     path = Path(path)
     return parse_scene(_read_text(path), path.stem or "scene", path)
 
 
-def parse_scene(text: str, name: str, path="scene") -> Scene:
+def parse_scene(text: str, name: str, path: Path | str = "scene") -> Scene:
     """A scene file's text as a still Scene; ``path`` names the file in error messages."""
-    if _first_content(text).startswith("circle-render"):
+    first = _first_content(text)
+    if " ".join(first.split()) == MAGIC_2:
+        shading, background, antialias, columns, count, start = _header_2(path, text)
+        t = _rows(path, text, start, count, columns)
+        return Scene(name, t[:, 0:3], t[:, 3], t[:, 4:7], shading=shading,
+                     drawing=_drawing(t, columns, shading, background, antialias))
+    if first.startswith("circle-render"):
         shading, count, start = _header(path, text)
         t = _rows(path, text, start, count, CIRCLES_FIELDS)
         return Scene(name, t[:, 0:3], t[:, 3], t[:, 4:7], shading=shading)
     return parse_par(text, name, path)
 
 
-def parse_par(text: str, name: str, path="scene") -> Scene:
+def parse_par(text: str, name: str, path: object = "scene") -> Scene:
     """The course's particle file (``.par``) as a still, snow-shaded Scene: each field parsed to
     the nearest float32, as the course reads it."""
     first_line = text.split("\n", 1)[0]
@@ -240,20 +344,58 @@ def par_text(scene: Scene) -> str:
     return buf.getvalue()
 
 
+def _check_par_radii(scene: Scene) -> None:
+    """A .par file keeps six decimals: a radius that would be written as 0.000000 (below
+    5e-7) would not load again, so it is refused here, at save time."""
+    radius = scene.radius.astype(np.float64)
+    small = np.flatnonzero(radius < 1e-6)
+    for i in small:
+        if float(f"{radius[i]:f}") < MIN_RADIUS:
+            raise SceneSaveError(f"circle {int(i)}'s radius {radius[i]:.3g} would be written as "
+                                 f"{radius[i]:f} in a .par file (six decimals) and could not be loaded "
+                                 "again; save the scene as .circles (exact)")
+
+
 def scene_text(scene: Scene, suffix: str) -> str:
     """The text of ``scene`` in the format named by ``suffix``: ``.par`` (the course's, six
     decimals a field) or ``.circles`` (this project's, exact for float32)."""
     if suffix == PAR:
+        if scene.drawing is not None:
+            raise SceneSaveError(f"a .par file carries no drawing options (alpha, background, anti-aliasing, "
+                                 f"outlines); save scene {scene.name!r} as .circles")
         if scene.shading != SNOW:
             raise SceneSaveError(f"a .par file always renders with the snow shading; scene "
                                  f"{scene.name!r} uses {scene.shading!r} shading, so save it as .circles")
+        _check_par_radii(scene)
         return par_text(scene)
+    if suffix == CIRCLES and scene.drawing is not None:
+        return circles_2_text(scene)
     if suffix == CIRCLES:
         table = np.concatenate([scene.position, scene.radius[:, None], scene.color], axis=1)
         header = (f"{MAGIC}\nshading {scene.shading}\ncount {scene.n}\n"
                   f"# {' '.join(CIRCLES_FIELDS)}   (scene {scene.name!r}, written by circle-render)\n")
         return header + _format(table)
     raise SceneSaveError(f"unknown scene file suffix {suffix or '(none)'!r}; accepted: {', '.join(SUFFIXES)}")
+
+
+def circles_2_text(scene: Scene) -> str:
+    """A drawn scene as a version 2 ``.circles`` file (every value exact for float32)."""
+    d = scene.drawing
+    assert d is not None
+    parts = [scene.position, scene.radius[:, None], d.rgba[:, :3]]
+    columns: tuple[str, ...] = CIRCLES_FIELDS
+    if scene.shading != SNOW:
+        parts.append(d.rgba[:, 3:])
+        columns += ALPHA_FIELDS
+    if d.edge_rgba is not None and d.edge_width is not None:
+        parts += [d.edge_rgba, d.edge_width[:, None]]
+        columns += EDGE_FIELDS
+    header = [MAGIC_2, f"shading {scene.shading}"]
+    if d.background is not None:
+        header.append("background " + " ".join(f"{v:.9g}" for v in d.background))
+    header += [f"antialias {'yes' if d.antialias else 'no'}", f"columns {' '.join(columns)}", f"count {scene.n}",
+               f"# scene {scene.name!r}, written by circle-render"]
+    return "\n".join(header) + "\n" + _format(np.concatenate(parts, axis=1))
 
 
 def save_scene(scene: Scene, path: str | Path) -> Path:

@@ -2,7 +2,9 @@
 // "Porting course code"). Include it from your kernel file:
 //     #include "course_compat.cuh"
 // It includes helpers.cuh. Written from the course's documented interface (names, arguments and
-// meanings), not from its code; tests/test_assignment_gpu.py checks each against NumPy.
+// meanings) and the facts of its harness (../shared/spec/course-facts.md), not from its code;
+// tests/test_course_compat_gpu.py checks each against NumPy, and benchmarks/course_helpers.py
+// times each against a version written from the facts in the course's shapes.
 //
 //   uint                                   unsigned int (NVRTC has no glibc headers to give it)
 //   cuConstRendererParams                  __constant__ GlobalConstants, filled by the scaffold
@@ -28,9 +30,20 @@
 //   void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
 //                               volatile uint* sScratch, uint size)
 //       sOutput[i] = sInput[0] + ... + sInput[i - 1] for i < size, all in shared memory;
-//       sScratch holds 2 * size entries. Every thread of the block calls it (it synchronizes);
-//       any block shape and any size work: the threads are counted by their linear index in
-//       the block (threadIndex is accepted for the course's signature and not needed).
+//       sScratch holds 2 * size entries. Every thread of the block calls it, threadIndex its
+//       linear index in the block (threadIdx.y * blockDim.x + threadIdx.x), as the course
+//       requires. The course's case, size = the block's thread count (a power of two up to 1024,
+//       or any whole number of warps), 1D or 2D blocks, works as the course's scan does and costs
+//       what it costs: 3 block barriers, each warp's scan in shared memory; 32 entries or fewer
+//       are one warp scan by the block's first warp, no block barrier (that warp may call it
+//       alone). sInput may be sOutput. As with the course's, __syncthreads() before reading
+//       another thread's sOutput. Any other size (threads != size) takes a slower general path
+//       (the linear index from the block itself), also correct.
+//
+// Kept your own copy of one of these (a shadePixel you changed but whose parameters are the
+// course's, the course's exclusiveScan.cu_inl beside your file)? Define COURSE_OWN_SHADE_PIXEL,
+// COURSE_OWN_LOOKUP_COLOR, COURSE_OWN_BOX_TESTS or COURSE_OWN_SCAN before including this file,
+// and this file leaves that name to you.
 #pragma once
 #include "helpers.cuh"
 
@@ -64,6 +77,7 @@ __constant__ float cuConstColorRamp[COLOR_MAP_SIZE][3] = {
     {CR_SNOW_RAMP_R4, CR_SNOW_RAMP_G4, CR_SNOW_RAMP_B4}};
 static_assert(COLOR_MAP_SIZE == 5, "the course's ramp has five entries");
 
+#ifndef COURSE_OWN_LOOKUP_COLOR
 // Entries base and base + 1 weighted by 1 - w and w, with base = int(coord * 4) (at most 4).
 __device__ __inline__ float3 lookupColor(float coord) {
     const float scaled = coord * (float)(COLOR_MAP_SIZE - 1);
@@ -73,31 +87,39 @@ __device__ __inline__ float3 lookupColor(float coord) {
                        keep * cuConstColorRamp[base][1] + w * cuConstColorRamp[next][1],
                        keep * cuConstColorRamp[base][2] + w * cuConstColorRamp[next][2]);
 }
+#endif
 
+#ifndef COURSE_OWN_SHADE_PIXEL
+// The facts' arithmetic, operation for operation and with plain operators, so a student's file
+// compiles to what the course's own shadePixel compiles to under the same options (the course
+// fuses multiply-adds: nvcc's default, and the scaffold's for a student's file).
 __device__ __inline__ void shadePixel(int circleIndex, float2 pixelCenter, float3 p, float4* imagePtr) {
+    const float diffX = p.x - pixelCenter.x, diffY = p.y - pixelCenter.y;
+    const float pixelDist = diffX * diffX + diffY * diffY;
     const float rad = cuConstRendererParams.radius[circleIndex];
-    const float4 c = make_float4(p.x, p.y, p.z, rad);
-    const float d2 = dist2(c, pixelCenter.x, pixelCenter.y);
-    if (d2 > rad * rad) return;                         // not covered: the pixel is not touched
+    if (pixelDist > rad * rad) return;                  // not covered: the pixel is not touched
     float alpha;
     float3 rgb;
     const SceneName scene = cuConstRendererParams.sceneName;
     if (scene == SNOWFLAKES || scene == SNOWFLAKES_SINGLE_FRAME) {
-        const float d = sqrtf(d2) / rad;                // 0 at the centre, 1 on the rim
+        const float d = sqrtf(pixelDist) / rad;         // 0 at the centre, 1 on the rim
         rgb = lookupColor(d);
         const float maxAlpha = CR_SNOW_MAX_ALPHA
             * fmaxf(fminf(CR_SNOW_ALPHA_BASE + CR_SNOW_ALPHA_DEPTH * (1.f - p.z), 1.f), 0.f);
-        alpha = maxAlpha * expf((-1.f * CR_SNOW_FALLOFF * d) * d);
+        alpha = maxAlpha * expf(-1.f * CR_SNOW_FALLOFF * d * d);
     } else {
         const float* color = cuConstRendererParams.color;
         rgb = make_float3(color[3 * circleIndex], color[3 * circleIndex + 1], color[3 * circleIndex + 2]);
         alpha = CR_FLAT_ALPHA;
     }
-    float4 pixel = *imagePtr;
-    blend(pixel, alpha, rgb);
-    *imagePtr = pixel;
+    const float keep = 1.f - alpha;
+    const float4 old = *imagePtr;
+    *imagePtr = make_float4(alpha * rgb.x + keep * old.x, alpha * rgb.y + keep * old.y,
+                            alpha * rgb.z + keep * old.z, alpha + old.w);
 }
+#endif
 
+#ifndef COURSE_OWN_BOX_TESTS
 __device__ __inline__ int circleInBoxConservative(float circleX, float circleY, float circleRadius, float boxL,
                                                   float boxR, float boxT, float boxB) {
     return circleX >= boxL - circleRadius && circleX <= boxR + circleRadius && circleY >= boxB - circleRadius
@@ -108,12 +130,39 @@ __device__ __inline__ int circleInBox(float circleX, float circleY, float circle
                                       float boxT, float boxB) {
     return circle_in_box(make_float4(circleX, circleY, 0.f, circleRadius), boxL, boxR, boxB, boxT);
 }
+#endif
 
-// Hillis and Steele's scan, ping-ponging between the halves of sScratch: log2(size) steps, each
-// thread taking entries threadIndex, threadIndex + threads, ... so any block covers any size.
-__device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
-                                                  volatile uint* sScratch, uint size) {
-    (void)threadIndex;
+// Inclusive scan of one value a lane over the lanes in mask (lanes 0..k-1 of one warp), by
+// shuffles: the scan of 32 or fewer entries.
+__device__ __forceinline__ uint courseWarpInclusiveScan(uint value, uint lane, unsigned mask) {
+#pragma unroll
+    for (uint step = 1; step < 32; step <<= 1) {
+        const uint up = __shfl_up_sync(mask, value, step);
+        if (lane >= step) value += up;
+    }
+    return value;
+}
+
+// One whole warp's inclusive scan of its lanes' values in a 64-entry window of shared memory
+// (the lower half zeros, so no lane tests its index): 5 doubling steps, __syncwarp only. The
+// course's warp step (facts file); shuffles are faster (benchmarks/course_helpers.py), and a port
+// must cost what its original costs.
+__device__ __forceinline__ uint courseWarpWindowScan(uint value, volatile uint* window, uint lane) {
+    window[lane] = 0u;
+    window[lane + 32] = value;
+    __syncwarp();
+    for (uint step = 1; step < 32; step <<= 1) {
+        const uint add = window[lane + 32 - step];
+        __syncwarp();
+        window[lane + 32] = window[lane + 32] + add;
+        __syncwarp();
+    }
+    return window[lane + 32];
+}
+
+// Any size, any block: Hillis and Steele's scan, ping-ponging between the halves of sScratch,
+// each thread taking entries t, t + threads, ... (log2(size) + 2 block barriers).
+__device__ __inline__ void courseScanAnyShape(uint* sInput, uint* sOutput, volatile uint* sScratch, uint size) {
     const uint t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
     for (uint i = t; i < size; i += threads) sScratch[i] = i > 0 ? sInput[i - 1] : 0u;   // shifted: exclusive
     __syncthreads();
@@ -127,3 +176,46 @@ __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput,
     for (uint i = t; i < size; i += threads) sOutput[i] = sScratch[from + i];
     __syncthreads();
 }
+
+#ifndef COURSE_OWN_SCAN
+// The course's case (size = the block's threads, whole warps), as the facts describe the
+// course's: each warp scans its values in its own window of sScratch; a block barrier; the last
+// lane of each warp posts the warp's total; a barrier; the first warp scans the totals
+// (exclusive) the same way; a barrier; each thread writes its inclusive prefix - its input + its
+// warp's offset. 3 block barriers, and none after the last write: as with the course's,
+// __syncthreads() before reading another thread's sOutput. threadIndex is the thread's linear
+// index in its block (threadIdx.y * blockDim.x + threadIdx.x), as the course requires. At most
+// 32 entries: one warp scan by the block's first warp (shuffles), no block barrier, as the
+// course's (so the threads of that warp may call it alone, e.g. under `if (threadIdx.x < 16)`).
+// Any other size: courseScanAnyShape.
+__device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
+                                                  volatile uint* sScratch, uint size) {
+    const uint lane = threadIndex & 31, warp = threadIndex >> 5;
+    if (size <= 32) {
+        if (warp != 0) return;
+        const unsigned mask = __activemask();           // lanes 0 .. size - 1 at least
+        const uint value = lane < size ? sInput[lane] : 0u;
+        const uint inclusive = courseWarpInclusiveScan(value, lane, mask);
+        if (lane < size) sOutput[lane] = inclusive - value;
+        __syncwarp(mask);
+        return;
+    }
+    if (size != blockDim.x * blockDim.y * blockDim.z || size % 32 != 0) {
+        courseScanAnyShape(sInput, sOutput, sScratch, size);
+        return;
+    }
+    const uint value = sInput[threadIndex];
+    const uint inclusive = courseWarpWindowScan(value, sScratch + 64 * warp, lane);
+    __syncthreads();
+    if (lane == 31) sScratch[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        const uint total = lane < size / 32 ? sScratch[lane] : 0u;
+        const uint before = courseWarpWindowScan(total, sScratch + 64, lane) - total;   // warp 1's window: free
+        __syncwarp();
+        if (lane < size / 32) sScratch[lane] = before;
+    }
+    __syncthreads();
+    sOutput[threadIndex] = inclusive - value + sScratch[warp];
+}
+#endif

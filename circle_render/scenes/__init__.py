@@ -1,8 +1,8 @@
 """The course's 14 scenes, by name: ``make_scene("rand10k", seed=0)``."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from circle_render.scenes import generators as g
 from circle_render.scenes import snow as s
@@ -14,6 +14,7 @@ class SceneInfo:
     name: str
     description: str
     make: Callable[[int], Scene]
+    animated: bool = False      # frames differ (its Scene has an animation step)
 
 
 def _rand(name: str, n: int) -> Callable[[int], Scene]:
@@ -30,11 +31,11 @@ SCENES: dict[str, SceneInfo] = {info.name: info for info in [
     SceneInfo("pattern", "a 16x16 grid of red circles under a 31x31 grid of yellow ones", g.pattern),
     SceneInfo("biglittle", "9,000 big circles, then 1,000 small ones near the top left", g.biglittle),
     SceneInfo("littlebig", "9,000 big circles, then 1,000 small ones near the bottom right", g.littlebig),
-    SceneInfo("snow", "100,000 snowflakes falling and fluttering (animated)", s.snow),
+    SceneInfo("snow", "100,000 snowflakes falling and fluttering (animated)", s.snow, animated=True),
     SceneInfo("snowsingle", "one still frame of 100,000 snowflakes spread over the screen", s.snowsingle),
-    SceneInfo("bouncingballs", "10 balls bouncing under gravity (animated)", g.bouncingballs),
-    SceneInfo("hypnosis", "25 concentric circles that grow and wrap (animated)", g.hypnosis),
-    SceneInfo("fireworks", "15 fireworks throwing 20 sparks each (animated)", g.fireworks),
+    SceneInfo("bouncingballs", "10 balls bouncing under gravity (animated)", g.bouncingballs, animated=True),
+    SceneInfo("hypnosis", "25 concentric circles that grow and wrap (animated)", g.hypnosis, animated=True),
+    SceneInfo("fireworks", "15 fireworks throwing 20 sparks each (animated)", g.fireworks, animated=True),
 ]}
 
 SCENE_NAMES = tuple(SCENES)
@@ -45,4 +46,4 @@ def make_scene(name: str, seed: int = 0) -> Scene:
     return SCENES[name].make(seed)
 
 
-__all__ = ["FLAT", "SNOW", "SCENES", "SCENE_NAMES", "Scene", "SceneInfo", "make_scene"]
+__all__ = ["FLAT", "SCENES", "SCENE_NAMES", "SNOW", "Scene", "SceneInfo", "make_scene"]

@@ -1,10 +1,22 @@
-"""Running frames the course's way: clear, advance, render, each timed with a synchronize."""
+"""Running frames the course's way: clear, advance, render, each timed with a synchronize.
+
+``run_frames`` and ``course_time`` time exactly the frames they are asked for, frame 0 included,
+as the course's checker does (``render check`` relies on that). ``warm_up`` is the untimed frame
+that ``render SCENE -b`` and ``render bench`` run first, on a renderer of its own, so that what
+only the first frame in a process pays (loading compiled code, starting threads, a GPU's first
+launches) is left out of the frames they time.
+"""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING
 
-from circle_render.timing.timer import wall_times
+from circle_render.timing.timer import Stopwatch, wall_times
+
+if TYPE_CHECKING:
+    from circle_render.interface import Renderer
+    from circle_render.scenes.scene import Scene
 
 
 @dataclass
@@ -30,17 +42,17 @@ class FrameTimes:
                           ("Render:", "render"), ("Total:", "total")))
 
 
-def run_frames(renderer, start: int, end: int,
+def run_frames(renderer: Renderer, start: int, end: int,
                on_frame: Callable[[int], None] | None = None) -> FrameTimes:
     """Frames [start, end): earlier frames only advance the animation; each timed frame does
     clear, advance, render, then ``on_frame(k)`` (outside the timed region)."""
     times = FrameTimes()
     for _ in range(start):
         renderer.advance()
-    def sync():
+    def sync() -> None:
         synchronize(renderer)
 
-    def timed(phase) -> float:           # one call, host clock, ending when the device is done
+    def timed(phase: Callable[[], object]) -> float:           # one call, host clock, ending when the device is done
         return wall_times(phase, sync=sync).min
     sync()
     for k in range(start, end):
@@ -52,11 +64,13 @@ def run_frames(renderer, start: int, end: int,
     return times
 
 
-def course_time(factory: Callable[[], object], scene, size: int, frames=(0, 4), runs: int = 3):
+def course_time(factory: Callable[[], Renderer], scene: Scene, size: int, frames: tuple[int, int] = (0, 4),
+                runs: int = 3) -> tuple[dict[str, float], list[float]]:
     """The course's timing of one scene: for each run a fresh renderer from ``factory()``
     loads ``scene`` and renders ``frames``; returns (the phases of the run with the smallest
     per-frame Total, every run's Total), in ms."""
-    best, totals = None, []
+    best: dict[str, float] = {}
+    totals: list[float] = []
     for _ in range(runs):
         r = factory()
         r.load(scene.copy(), size, size)
@@ -64,12 +78,26 @@ def course_time(factory: Callable[[], object], scene, size: int, frames=(0, 4), 
         t = run_frames(r, *frames)
         phases = {p: t.mean(p) for p in ("clear", "advance", "render", "total")}
         totals.append(phases["total"])
-        if best is None or phases["total"] < best["total"]:
+        if not best or phases["total"] < best["total"]:
             best = phases
     return best, totals
 
 
-def synchronize(renderer) -> None:
+def warm_up(factory: Callable[[], Renderer], scene: Scene, size: int) -> float:
+    """One untimed frame (load, clear, advance, render, synchronize) of a copy of ``scene`` at
+    ``size`` on a fresh renderer from ``factory()``, which is then dropped; its seconds."""
+    with Stopwatch() as watch:
+        r = factory()
+        r.load(scene.copy(), size, size)
+        r.clear()
+        r.advance()
+        r.render()
+        synchronize(r)
+        del r
+    return watch.s
+
+
+def synchronize(renderer: object) -> None:
     """The renderer's ``synchronize()``; renderers without one (pure CPU) need none."""
     sync = getattr(renderer, "synchronize", None)
     if sync is not None:

@@ -1,9 +1,12 @@
-"""Two course-style renderers ported into the scaffold (README.md beside this file lists every
+"""Five course-style renderers ported into the scaffold (README.md beside this file lists every
 line the ports changed):
 
     render check -r examples/course_port/course_ports.py:TiledScanRenderer
     render check -r examples/course_port/course_ports.py:SortByTileRenderer --rules cs149
     render check -r examples/course_port/course_ports.py:SortByTileGraphRenderer --rules cs149
+    render check -r examples/course_port/course_ports.py:TileListsRenderer
+    render check -r examples/course_port/course_ports.py:TiledExactRenderer
+    render check -r examples/course_port/course_ports.py:PixelLoopRenderer --scenes rgb,pattern
 
 The kernels read the course's cuConstRendererParams (course_compat.cuh), which ScaffoldRenderer
 fills; the host code, the course's CudaRenderer::setup and ::render, becomes setup() and draw().
@@ -14,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from circle_render.cuda.student import ScaffoldRenderer
+from circle_render.cuda.student import ScaffoldRenderer, SceneName
 
 HERE = Path(__file__).resolve().parent
 TILE_DIM = 16                       # as the kernels' #define
@@ -54,7 +57,8 @@ class SortByTileRenderer(ScaffoldRenderer):
         import cupy as cp
         m, n = self.module, self.scene.n
         self.count_tiles, self.emit_pairs = m.get_function("kernelCountTiles"), m.get_function("kernelEmitPairs")
-        self.tile_ranges, self.render_tiles = m.get_function("kernelTileRanges"), m.get_function("kernelRenderSortedTiles")
+        self.tile_ranges = m.get_function("kernelTileRanges")
+        self.render_tiles = m.get_function("kernelRenderSortedTiles")
         self.tiles_x, self.tiles_y = (self.width + TILE_DIM - 1) // TILE_DIM, (self.height + TILE_DIM - 1) // TILE_DIM
         self.num_tiles = np.int32(self.tiles_x * self.tiles_y)
         self.tile_count = cp.zeros(n, dtype=np.int32)           # tiles each circle touches
@@ -116,3 +120,78 @@ class SortByTileGraphRenderer(SortByTileRenderer):
     def setup(self, scene) -> None:
         super().setup(scene)
         self.use_graph = not self.animated
+
+
+class PixelLoopRenderer(ScaffoldRenderer):
+    """pixel_loop.cu: a thread per pixel, every circle in order (right, and slow)."""
+
+    name = "course-pixel-loop"
+    kernel_file = HERE / "pixel_loop.cu"
+
+    def setup(self, scene) -> None:
+        self.kernel = self.module.get_function("kernelRenderPixels")
+        self.grid = ((self.width + TILE_DIM - 1) // TILE_DIM, (self.height + TILE_DIM - 1) // TILE_DIM)
+
+    def draw(self) -> None:
+        self.kernel(self.grid, (TILE_DIM, TILE_DIM), ())
+
+
+class TiledExactRenderer(ScaffoldRenderer):
+    """tiled_exact.cu: 32 x 32 tiles of 1024 threads, exact culling, and the shading chosen
+    here from the scene (the course's host-side sceneName: self.scene_name)."""
+
+    name = "course-tiled-exact"
+    kernel_file = HERE / "tiled_exact.cu"
+    TILE = 32                           # as the kernel's #define TILE
+
+    def setup(self, scene) -> None:
+        snow = self.scene_name in (SceneName.SNOWFLAKES, SceneName.SNOWFLAKES_SINGLE_FRAME)
+        self.kernel = self.module.get_function("kernelRenderTilesSnow" if snow else "kernelRenderTilesFlat")
+        self.grid = ((self.width + self.TILE - 1) // self.TILE, (self.height + self.TILE - 1) // self.TILE)
+
+    def draw(self) -> None:
+        self.kernel(self.grid, (self.TILE, self.TILE), ())
+
+
+class TileListsRenderer(ScaffoldRenderer):
+    """tile_lists.cu: each tile's circles listed in global memory (count, scan, fill), then a
+    block per tile blends its list. The course-style host code reads the list's length back
+    every frame to size the list; here a still scene reads it once, in setup, and an animated
+    one every frame (a host sync: handout, section 9)."""
+
+    name = "course-tile-lists"
+    kernel_file = HERE / "tile_lists.cu"
+
+    def setup(self, scene) -> None:
+        import cupy as cp
+        m = self.module
+        self.count, self.fill = m.get_function("kernelCountTileCircles"), m.get_function("kernelFillTileLists")
+        self.blend = m.get_function("kernelRenderTileLists")
+        self.grid = ((self.width + TILE_DIM - 1) // TILE_DIM, (self.height + TILE_DIM - 1) // TILE_DIM)
+        tiles = self.grid[0] * self.grid[1]
+        self.tile_count = cp.zeros(tiles, dtype=np.int32)          # circles touching each tile
+        self.tile_inclusive = cp.zeros(tiles, dtype=np.int32)      # their inclusive scan ...
+        self.tile_offset = cp.zeros(tiles, dtype=np.int32)         # ... minus the counts: where each list starts
+        self.animated = scene.animation is not None
+        self.tile_list = cp.empty(max(self._count_and_scan(), 1), dtype=np.int32)
+
+    def _count_and_scan(self) -> int:
+        """Count, scan; the list's length (reads the GPU: a host sync)."""
+        import cupy as cp
+        self.count(self.grid, (TILE_DIM, TILE_DIM), (self.tile_count,))
+        cp.cumsum(self.tile_count, out=self.tile_inclusive)       # int32 out: cumsum of int32 is int64 otherwise
+        cp.subtract(self.tile_inclusive, self.tile_count, out=self.tile_offset)
+        return int(self.tile_inclusive[-1])
+
+    def draw(self) -> None:
+        import cupy as cp
+        if self.animated:
+            total = self._count_and_scan()
+            if total > self.tile_list.size:
+                self.tile_list = cp.empty(total, dtype=np.int32)
+        else:                                                     # the counts of a still scene never change
+            self.count(self.grid, (TILE_DIM, TILE_DIM), (self.tile_count,))
+            cp.cumsum(self.tile_count, out=self.tile_inclusive)
+            cp.subtract(self.tile_inclusive, self.tile_count, out=self.tile_offset)
+        self.fill(self.grid, (TILE_DIM, TILE_DIM), (self.tile_offset, self.tile_list))
+        self.blend(self.grid, (TILE_DIM, TILE_DIM), (self.tile_offset, self.tile_count, self.tile_list))

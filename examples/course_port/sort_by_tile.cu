@@ -3,6 +3,7 @@
 // Every circle lists the 16 x 16 tiles its pixel box touches as (tile, circle) pairs; a stable
 // sort by tile puts each tile's circles together, still in circle order; one block per tile
 // then blends its circles into its pixels, one thread a pixel.
+
 #include "course_compat.cuh"
 
 #define TILE_DIM 16

@@ -1,12 +1,15 @@
-// A course-style sort-by-tile renderer, as it would sit in the course's cudaRenderer.cu
-// (written for this project in the course's style; not the course's code). The port beside
-// it, sort_by_tile.cu (kernels) and course_ports.py (host code), changes the lines listed in
-// README.md.
+// A course-style sort-by-tile renderer: what a student adds to the course's cudaRenderer.cu
+// (written for this project in the course's style; not the course's code; the parts as in
+// tiled_scan_course.cu). The port beside it, sort_by_tile.cu (kernels) and SortByTileRenderer
+// in course_ports.py (host code), changes the lines listed in README.md.
 //
 // Every circle lists the 16 x 16 tiles its pixel box touches as (tile, circle) pairs; a stable
 // sort by tile puts each tile's circles together, still in circle order; one block per tile
 // then blends its circles into its pixels, one thread a pixel.
-#include "circleBoxTest.cu_inl"
+#include <thrust/device_ptr.h>
+#include <thrust/device_vector.h>
+#include <thrust/scan.h>
+#include <thrust/sort.h>
 
 #define TILE_DIM 16
 
@@ -82,34 +85,35 @@ __global__ void kernelRenderSortedTiles(const int* sortedCircle, const int* tile
     *imgPtr = color;
 }
 
-// Host side, in CudaRenderer (the rest of the class as the course gives it; thrust's headers
-// included at the top of the file):
-//
-// void CudaRenderer::setup() {
-//     ... the course's uploads ...
-//     tilesX = (image->width + TILE_DIM - 1) / TILE_DIM;
-//     tilesY = (image->height + TILE_DIM - 1) / TILE_DIM;
-//     cudaMalloc(&cudaDeviceTileCount, sizeof(int) * numCircles);
-//     cudaMalloc(&cudaDeviceTileOffset, sizeof(int) * numCircles);
-//     cudaMalloc(&cudaDeviceTileStart, sizeof(int) * tilesX * tilesY);
-//     cudaMalloc(&cudaDeviceTileEnd, sizeof(int) * tilesX * tilesY);
-// }
-//
-// void CudaRenderer::render() {
-//     const int numTiles = tilesX * tilesY;
-//     kernelCountTiles<<<(numCircles + 255) / 256, 256>>>(cudaDeviceTileCount);
-//     thrust::device_ptr<int> count(cudaDeviceTileCount), offset(cudaDeviceTileOffset);
-//     thrust::exclusive_scan(count, count + numCircles, offset);
-//     const int numPairs = offset[numCircles - 1] + count[numCircles - 1];     // reads the GPU
-//     thrust::device_vector<int> pairTile(numPairs), pairCircle(numPairs);
-//     kernelEmitPairs<<<(numCircles + 255) / 256, 256>>>(cudaDeviceTileOffset,
-//         thrust::raw_pointer_cast(pairTile.data()), thrust::raw_pointer_cast(pairCircle.data()));
-//     thrust::stable_sort_by_key(pairTile.begin(), pairTile.end(), pairCircle.begin());
-//     cudaMemset(cudaDeviceTileStart, 0, sizeof(int) * numTiles);
-//     cudaMemset(cudaDeviceTileEnd, 0, sizeof(int) * numTiles);
-//     kernelTileRanges<<<(numPairs + 255) / 256, 256>>>(thrust::raw_pointer_cast(pairTile.data()),
-//         numPairs, numTiles, cudaDeviceTileStart, cudaDeviceTileEnd);
-//     kernelRenderSortedTiles<<<dim3(tilesX, tilesY), dim3(TILE_DIM, TILE_DIM)>>>(
-//         thrust::raw_pointer_cast(pairCircle.data()), cudaDeviceTileStart, cudaDeviceTileEnd);
-//     cudaDeviceSynchronize();
-// }
+// The renderer's own buffers (a student may as well add members to CudaRenderer).
+static int* cudaDeviceTileCount = NULL;     // tiles each circle touches
+static int* cudaDeviceTileOffset = NULL;    // their exclusive scan: where each circle's pairs go
+static int* cudaDeviceTileStart = NULL;     // tile k's pairs: [tileStart[k], tileEnd[k])
+static int* cudaDeviceTileEnd = NULL;
+static int tilesX = 0, tilesY = 0;
+
+// ---- host: setup ----
+    tilesX = (image->width + TILE_DIM - 1) / TILE_DIM;
+    tilesY = (image->height + TILE_DIM - 1) / TILE_DIM;
+    cudaMalloc(&cudaDeviceTileCount, sizeof(int) * numCircles);
+    cudaMalloc(&cudaDeviceTileOffset, sizeof(int) * numCircles);
+    cudaMalloc(&cudaDeviceTileStart, sizeof(int) * tilesX * tilesY);
+    cudaMalloc(&cudaDeviceTileEnd, sizeof(int) * tilesX * tilesY);
+// ---- host: render ----
+    const int numTiles = tilesX * tilesY;
+    kernelCountTiles<<<(numCircles + 255) / 256, 256>>>(cudaDeviceTileCount);
+    thrust::device_ptr<int> count(cudaDeviceTileCount), offset(cudaDeviceTileOffset);
+    thrust::exclusive_scan(count, count + numCircles, offset);
+    const int numPairs = offset[numCircles - 1] + count[numCircles - 1];     // reads the GPU
+    thrust::device_vector<int> pairTile(numPairs), pairCircle(numPairs);
+    kernelEmitPairs<<<(numCircles + 255) / 256, 256>>>(cudaDeviceTileOffset,
+        thrust::raw_pointer_cast(pairTile.data()), thrust::raw_pointer_cast(pairCircle.data()));
+    thrust::stable_sort_by_key(pairTile.begin(), pairTile.end(), pairCircle.begin());
+    cudaMemset(cudaDeviceTileStart, 0, sizeof(int) * numTiles);
+    cudaMemset(cudaDeviceTileEnd, 0, sizeof(int) * numTiles);
+    if (numPairs > 0)
+        kernelTileRanges<<<(numPairs + 255) / 256, 256>>>(thrust::raw_pointer_cast(pairTile.data()),
+            numPairs, numTiles, cudaDeviceTileStart, cudaDeviceTileEnd);
+    kernelRenderSortedTiles<<<dim3(tilesX, tilesY), dim3(TILE_DIM, TILE_DIM)>>>(
+        thrust::raw_pointer_cast(pairCircle.data()), cudaDeviceTileStart, cudaDeviceTileEnd);
+    cudaDeviceSynchronize();

@@ -3,10 +3,10 @@
 // One 16 x 16 block per tile, one thread per pixel. The block tests 256 circles at a time
 // against its tile (one a thread), compacts the hits in circle order with a shared-memory
 // exclusive scan, and every thread blends the hits into its pixel, kept in a register.
-#include "course_compat.cuh"
-
 #define BLOCK_DIM 16
 #define BLOCKSIZE (BLOCK_DIM * BLOCK_DIM)
+#define SCAN_BLOCK_DIM BLOCKSIZE    // the course's scan wants it defined before its header
+#include "course_compat.cuh"
 
 extern "C" __global__ void kernelRenderTiles() {
     __shared__ uint circleHit[BLOCKSIZE];

@@ -1,15 +1,18 @@
-// A course-style tiled renderer, as it would sit in the course's cudaRenderer.cu (written for
-// this project in the course's style; not the course's code). The port beside it,
-// tiled_scan.cu, is this file with the lines listed in README.md changed.
+// A course-style tiled renderer: what a student adds to the course's cudaRenderer.cu (written
+// for this project in the course's style; not the course's code). Its kernels sit after the
+// course's own; the code after "host: setup" ends CudaRenderer::setup(), and the code after
+// "host: render" is the body of CudaRenderer::render() (benchmarks/course_splice.py makes the
+// whole file from these parts for the course's harness). The port beside it, tiled_scan.cu
+// and TiledScanRenderer in course_ports.py, changes the lines listed in README.md.
 //
 // One 16 x 16 block per tile, one thread per pixel. The block tests 256 circles at a time
 // against its tile (one a thread), compacts the hits in circle order with a shared-memory
 // exclusive scan, and every thread blends the hits into its pixel, kept in a register.
-#include "exclusiveScan.cu_inl"
-#include "circleBoxTest.cu_inl"
-
 #define BLOCK_DIM 16
 #define BLOCKSIZE (BLOCK_DIM * BLOCK_DIM)
+#define SCAN_BLOCK_DIM BLOCKSIZE    // the course's scan wants it defined before its header
+#include "exclusiveScan.cu_inl"
+#include "circleBoxTest.cu_inl"
 
 __global__ void kernelRenderTiles() {
     __shared__ uint circleHit[BLOCKSIZE];
@@ -65,11 +68,9 @@ __global__ void kernelRenderTiles() {
     if (inImage) *imgPtr = color;
 }
 
-// Host side, in CudaRenderer (the rest of the class as the course gives it):
-//
-// void CudaRenderer::render() {
-//     dim3 blockDim(BLOCK_DIM, BLOCK_DIM);
-//     dim3 gridDim((image->width + BLOCK_DIM - 1) / BLOCK_DIM, (image->height + BLOCK_DIM - 1) / BLOCK_DIM);
-//     kernelRenderTiles<<<gridDim, blockDim>>>();
-//     cudaDeviceSynchronize();
-// }
+// ---- host: setup ----
+// ---- host: render ----
+    dim3 blockDim(BLOCK_DIM, BLOCK_DIM);
+    dim3 gridDim((image->width + BLOCK_DIM - 1) / BLOCK_DIM, (image->height + BLOCK_DIM - 1) / BLOCK_DIM);
+    kernelRenderTiles<<<gridDim, blockDim>>>();
+    cudaDeviceSynchronize();

@@ -11,9 +11,45 @@ extern "C" __global__ void shared_scan(const uint* in, uint* out, int size) {
     const int t = thread_in_block(), threads = blockDim.x * blockDim.y * blockDim.z;
     for (int i = t; i < size; i += threads) sIn[i] = in[i];
     __syncthreads();
-    sharedMemExclusiveScan(threadIdx.x, sIn, sOut, scratch, size);     // threadIdx.x: wrong in 2D, and unused
+    sharedMemExclusiveScan(t, sIn, sOut, scratch, size);               // the linear index, as the course requires
     for (int i = t; i < size; i += threads) out[i] = sOut[i];
 }
+
+// The course's use: size = the block's threads; each thread posts its own value and calls the
+// scan at once (no barrier before: each thread reads only its own input), reps times over in,
+// in place when inPlace (sInput == sOutput); its own result at once, another thread's after a
+// __syncthreads (as with the course's scan). out: reps * size prefixes; totals: reps sums.
+extern "C" __global__ void course_scan_use(const uint* in, uint* out, uint* totals, int reps, int inPlace) {
+    __shared__ uint sIn[1024], sOut[1024], scratch[2048];
+    const int t = thread_in_block(), size = blockDim.x * blockDim.y * blockDim.z;
+    uint* result = inPlace ? sIn : sOut;
+    for (int rep = 0; rep < reps; rep++) {
+        const uint mine = in[rep * size + t];
+        sIn[t] = mine;
+        sharedMemExclusiveScan(t, sIn, result, scratch, size);
+        out[rep * size + t] = result[t];
+        if (t == size - 1) totals[rep] = result[t] + mine;
+        __syncthreads();
+        if (t == 0 && size > 1) totals[reps + rep] = result[size - 1];     // another thread's entry
+        __syncthreads();                               // sIn is rewritten by the next rep
+    }
+}
+
+// A small scan called by the first `size` threads of a larger block alone (size <= 32), as real
+// solutions call it: the course's scan is one warp scan there, with no block barrier.
+extern "C" __global__ void small_scan_from_some_threads(const uint* in, uint* out, int size) {
+    __shared__ uint sIn[32], sOut[32], scratch[64];
+    const int t = thread_in_block();
+    if (t < size) {
+        sIn[t] = in[t];
+        sharedMemExclusiveScan(t, sIn, sOut, scratch, size);
+        out[t] = sOut[t];
+    }
+}
+
+// a * b + c, fused or not as the file was compiled: with a = b = 1 + 2^-12 and c = -(1 + 2^-11),
+// 2^-24 fused, 0 rounded after the multiply
+extern "C" __global__ void multiply_add(const float* in, float* out) { out[0] = in[0] * in[1] + in[2]; }
 
 // block_exclusive_scan from a 16 x 16 block (256) or a 32 x 32 one (1024); total in out[THREADS]
 template <int THREADS>
@@ -50,3 +86,11 @@ extern "C" __global__ void course_shade() {
 
 // the student's macros are theirs
 extern "C" __global__ void own_macros(float* out) { out[0] = TILE_SIZE * DT; }
+
+// A student's own constants beside cuConstRendererParams (ScaffoldRenderer.write_constant).
+struct MyParams { int tiles; float scale; };
+__constant__ MyParams myParams;
+__constant__ float myTable[4];
+extern "C" __global__ void read_my_constants(float* out) {
+    out[0] = myParams.tiles * myParams.scale + myTable[0] + myTable[3];
+}
