@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from records import print_record
+from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
 
-from circle_render.timing.bench import current_commit
-from circle_render.timing.timer import Stopwatch
+from circle_render.timing.bench import current_commit  # noqa: E402
+from circle_render.timing.timer import Stopwatch  # noqa: E402
 
 SUFFIX = {"draw": None, "png": ".png", "gif": ".gif", "mp4": ".mp4", "webm": ".webm"}
 
@@ -102,7 +102,7 @@ def main() -> None:
                         "fps = frames / wall",
               "trees": {name: str(path) for name, path in trees.items()}, "cases": {}}
     with tempfile.TemporaryDirectory() as d:
-        for name, tree in trees.items():           # compile caches warm, outside the timing
+        for tree in trees.values():                 # compile caches warm, outside the timing
             run_render(tree, [args.scene, "-r", args.renderer, "-s", "64", "-q"], d)
         for case in cases:
             if case in ("memory", "encoder"):

@@ -17,6 +17,9 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 RETRY_S = 0.005
 
@@ -27,7 +30,7 @@ def _folder(name: str) -> str | None:
     return os.path.dirname(path) + os.sep if path else None
 
 
-def inside_numba(frame) -> bool:
+def inside_numba(frame: FrameType | None) -> bool:
     """Whether ``frame`` (a handler's) is where an exception would be lost: llvmlite's ctypes
     callbacks (Python prints and drops an exception raised in one) and numba's run-time code;
     numba's compiler is not (it passes exceptions out: Ctrl-C stops a first compile too)."""
@@ -46,18 +49,18 @@ def inside_numba(frame) -> bool:
     return inside and not compiling
 
 
-def numba_safe(handler):
+def numba_safe(handler: Any) -> Any:
     """``handler`` (a Python signal handler), put off while the main thread is in numba."""
     if getattr(handler, "numba_safe", False) or not callable(handler):
         return handler
 
-    def handle(signum, frame):
+    def handle(signum: int, frame: FrameType | None) -> Any:
         if inside_numba(frame):
             _send_again(signum)
             return None
         return handler(signum, frame)
-    handle.numba_safe = True
-    handle.wrapped = handler
+    handle.numba_safe = True  # type: ignore[attr-defined]
+    handle.wrapped = handler  # type: ignore[attr-defined]
     return handle
 
 
@@ -67,20 +70,20 @@ def _send_again(signum: int) -> None:
     again.start()
 
 
-def _unraisable_hook(previous):
+def _unraisable_hook(previous: Callable[[Any], object]) -> Callable[[Any], None]:
     """sys.unraisablehook that sends a swallowed interrupt again: raised where Python can only
     print it and go on (a weakref callback, a __del__, a ctypes callback: numba and llvmlite run
     such code at any moment), it would be lost and the run would go on."""
-    def hook(unraisable) -> None:
+    def hook(unraisable: Any) -> None:
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
             _send_again(getattr(unraisable.exc_value, "signum", signal.SIGINT))
             return
         previous(unraisable)
-    hook.resends = True
+    hook.resends = True  # type: ignore[attr-defined]
     return hook
 
 
-def install_numba_safe(signals=("SIGINT", "SIGTERM", "SIGHUP")) -> dict:
+def install_numba_safe(signals: tuple[str, ...] = ("SIGINT", "SIGTERM", "SIGHUP")) -> dict:
     """Wrap the current Python handlers of ``signals`` (those that are Python functions) with
     ``numba_safe``, and send again an interrupt that Python had to swallow (sys.unraisablehook;
     for this process's life); returns the handlers it replaced, to put back."""

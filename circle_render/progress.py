@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 _quiet = False
 _open_bar = None          # the bar whose line is on screen and not finished, if any
@@ -63,7 +64,7 @@ class Progress:
     terminal (see the module's docstring). With ``rate``, it also shows the rate (units a
     second, since the first unit was done) and the time left at that rate."""
 
-    def __init__(self, label: str, total: int, enabled: bool = True, stream=None, unit: str = "circles",
+    def __init__(self, label: str, total: int, enabled: bool = True, stream: Any = None, unit: str = "circles",
                  rate: bool = False):
         self.label, self.total, self.unit, self.rate = label, max(total, 1), unit, rate
         self.stream = stream or sys.stderr
@@ -123,7 +124,7 @@ def announce_compiles() -> None:
         return
 
     class CompileNotice(event.Listener):
-        def on_start(self, ev) -> None:
+        def on_start(self, ev: Any) -> None:
             func = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
             if (not _compile_notice["said"] and on_terminal(sys.stderr)
                     and getattr(func, "__module__", "").startswith("circle_render.cpu.")):
@@ -131,7 +132,7 @@ def announce_compiles() -> None:
                 notice("render: compiling the CPU renderer (cpu-fast) for this machine, once: about "
                        "15-30 s; later runs load it from the cache in about a second")
 
-        def on_end(self, ev) -> None:
+        def on_end(self, ev: Any) -> None:
             pass
 
     event.register("numba:compile", CompileNotice())

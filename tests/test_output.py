@@ -356,7 +356,8 @@ def test_a_real_full_disk_mid_animation(small_disk, name):
     env = child_env()
     lossless = ["--crf", "0"] if name.endswith(".mp4") else []           # big frames: the disk fills soon
     p = subprocess.run([sys.executable, "-m", "circle_render", "snow", "-r", "cpu-fast", "-s", "512", "-b",
-                        "0:400", "-o", name, "-q", *lossless], cwd=small_disk, env=env, capture_output=True, text=True, check=False)
+                        "0:400", "-o", name, "-q", *lossless], cwd=small_disk, env=env, capture_output=True,
+                       text=True, check=False)
     assert p.returncode == 2, p.stderr
     line = one_line(p.stderr)
     assert "No space left on device" in line, line
@@ -374,7 +375,7 @@ def start(args, cwd):
             signal.signal(sig, signal.SIG_DFL)
     return subprocess.Popen([sys.executable, "-m", "circle_render", *args], cwd=cwd,
                             env=child_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, preexec_fn=defaults)  # noqa: PLW1509
+                            stderr=subprocess.PIPE, preexec_fn=defaults)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])

@@ -9,8 +9,10 @@ import struct
 import tempfile
 import threading
 import zlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -38,7 +40,7 @@ class WriteFailed(OutputError, OSError):
         return self.args[0]
 
 
-def check_output_path(path: str | os.PathLike, suffixes=SUFFIXES, kind: str = "output",
+def check_output_path(path: str | os.PathLike, suffixes: tuple[str, ...] = SUFFIXES, kind: str = "output",
                       frames: int = 1) -> Path:
     """Refuse, before any rendering, an output we could not write (``kind`` names it in the
     message: "output", "scene file"). With ``frames`` > 1 a .png or .ppm is a sequence
@@ -128,7 +130,7 @@ def temporary_prefix(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def atomic_path(path: Path):
+def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` only on success. The
     temporary's name fits the folder's NAME_MAX whatever the length of ``path``'s. The file
     gets the mode a plain ``open()`` would give it (0666 less the umask), not mkstemp's 0600.
@@ -152,14 +154,14 @@ def atomic_path(path: Path):
         raise
 
 
-def _remove_uninterrupted(path) -> None:
+def _remove_uninterrupted(path: str | os.PathLike) -> None:
     """Remove ``path``; a second Ctrl-C or kill meanwhile must not leave the temporary behind."""
     with signals_held(), contextlib.suppress(OSError):
         os.unlink(path)
 
 
 @contextlib.contextmanager
-def signals_held():
+def signals_held() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP that come during the block are delivered when it ends (the
     first of them, to the handler there was): for work that must not stop half-way, like
     removing a temporary or finishing a frame. Outside the main thread, where no Python
@@ -189,7 +191,7 @@ def write_text(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text)
 
 
-def _write_ppm(pixels: FramePixels, f) -> None:
+def _write_ppm(pixels: FramePixels, f: BinaryIO) -> None:
     if pixels.channels != 3:
         raise ValueError("a PPM holds no alpha: write an RGBA picture as .png")
     f.write(f"P6\n{pixels.width} {pixels.height}\n255\n".encode())
@@ -201,7 +203,7 @@ PNG_LEVEL = 1                 # zlib's fastest: what a frame a second or more wa
 PNG_CHUNK = 1 << 18           # compressed bytes per IDAT chunk
 
 
-def _png_chunk(f, kind: bytes, data: bytes) -> None:
+def _png_chunk(f: BinaryIO, kind: bytes, data: bytes) -> None:
     f.write(struct.pack(">I", len(data)) + kind)
     f.write(data)
     f.write(struct.pack(">I", zlib.crc32(data, zlib.crc32(kind))))
@@ -223,7 +225,7 @@ def _png_rows(strip: np.ndarray, above: np.ndarray | None) -> bytes:
     return out.tobytes()
 
 
-def _write_png(pixels: FramePixels, f) -> None:
+def _write_png(pixels: FramePixels, f: BinaryIO) -> None:
     """PNG, 8-bit RGB (or RGBA: straight alpha), streamed: each strip is filtered and fed to
     zlib as it is read, so no whole-picture copy exists at any time (zlib lets go of the GIL:
     frames encode in parallel)."""
@@ -243,7 +245,7 @@ def _write_png(pixels: FramePixels, f) -> None:
     _png_chunk(f, b"IEND", b"")
 
 
-def write_image(path: str | os.PathLike, frame) -> None:
+def write_image(path: str | os.PathLike, frame: FramePixels | np.ndarray) -> None:
     """Write one picture as PNG or PPM, atomically: ``frame`` is an (H, W, 3) uint8 array (top
     row first; (H, W, 4): straight alpha, an RGBA PNG) or a FramePixels (io/pixels.py), read in
     strips (no whole 8-bit copy is made)."""
@@ -274,7 +276,7 @@ class GifWriter:
         self._queue: list = []                # [future of (header, image), first frame, frames shown]
         self._pool: Any = None
 
-    def __enter__(self):
+    def __enter__(self) -> GifWriter:  # noqa: PYI034  (subclasses return themselves too)
         from concurrent.futures import ThreadPoolExecutor
         self._atomic = atomic_path(self.path)
         tmp = self._atomic.__enter__()
@@ -289,7 +291,7 @@ class GifWriter:
     def _start_cs(self, k: int) -> int:
         return round(100 * k / self.fps)
 
-    def add(self, frame) -> None:
+    def add(self, frame: FramePixels | np.ndarray) -> None:
         rgb = as_pixels(frame).rgb_kept()
         k = self.given
         self.given += 1
@@ -318,7 +320,8 @@ class GifWriter:
             entry[0].cancel()
         self._queue = [entry for entry in self._queue if not entry[0].cancelled()]
 
-    def __exit__(self, kind, error, tb) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
         try:
             if error is None:
                 while self._queue:
@@ -340,13 +343,13 @@ class GifWriter:
 
 
 @contextlib.contextmanager
-def gif_writer(path: str | os.PathLike, fps: float = 30, threads: int = 1):
+def gif_writer(path: str | os.PathLike, fps: float = 30, threads: int = 1) -> Iterator[Callable]:
     """``GifWriter`` as a function: yields ``add(frame)``."""
     with GifWriter(path, fps, threads) as gif:
         yield gif.add
 
 
-def write_gif(path: str | os.PathLike, frames, fps: float = 30) -> None:
+def write_gif(path: str | os.PathLike, frames: Iterable, fps: float = 30) -> None:
     """Write frames ((H, W, 3) uint8 each, any iterable) as one looping animated GIF."""
     with GifWriter(path, fps) as gif:
         for rgb in frames:

@@ -17,6 +17,10 @@ import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
 
 from circle_render.io.images import (
     IMAGE_SUFFIXES,
@@ -28,7 +32,9 @@ from circle_render.io.images import (
     signals_held,
     write_image,
 )
-from circle_render.io.pixels import as_pixels
+from circle_render.io.pixels import FramePixels, as_pixels
+
+Frame = FramePixels | np.ndarray             # what add() takes
 
 DEFAULT_FPS = 30
 MAX_GIF_FPS = 50            # GIF times are hundredths of a second, and players show under 2 as 10
@@ -48,13 +54,14 @@ class Output:
     def __init__(self, path: Path, frames: int):
         self.path, self.frames = Path(path), frames
 
-    def __enter__(self):
+    def __enter__(self) -> Output:  # noqa: PYI034  (subclasses return themselves too)
         return self
 
-    def __exit__(self, kind, error, tb) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
         return None
 
-    def add(self, k: int, frame) -> None:
+    def add(self, k: int, frame: Frame) -> None:
         raise NotImplementedError
 
     def summary(self) -> str | None:
@@ -73,7 +80,7 @@ class Picture(Output):
         super().__init__(path, frames)
         self.done = False
 
-    def add(self, k: int, frame) -> None:
+    def add(self, k: int, frame: Frame) -> None:
         write_image(self.path, frame)
         self.done = True
 
@@ -92,7 +99,7 @@ class Sequence(Output):
         self.pending: deque[tuple[Path, Future]] = deque()
         self.written: list[Path] = []
 
-    def add(self, k: int, frame) -> None:
+    def add(self, k: int, frame: Frame) -> None:
         while len(self.pending) >= 2 * self.threads:
             self._collect_oldest()
         pixels = as_pixels(frame).keepable(self.pool)
@@ -105,7 +112,8 @@ class Sequence(Output):
         self.pending.popleft()
         self.written.append(path)
 
-    def __exit__(self, kind, error, tb) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if error is None:
             try:
                 while self.pending:
@@ -157,21 +165,20 @@ class Gif(Output):
         self.threads = threads or workers()
         self.count = 0
 
-    def __enter__(self):
+    def __enter__(self) -> Output:
         self._gif = GifWriter(self.path, self.fps, threads=self.threads).__enter__()
         return self
 
-    def add(self, k: int, frame) -> None:
+    def add(self, k: int, frame: Frame) -> None:
         self._gif.add(frame)
 
-    def __exit__(self, kind, error, tb) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if isinstance(error, KeyboardInterrupt) and self._gif.given:
             with signals_held():
                 self._gif.stop()                      # frames queued but not quantised: dropped
-                try:
+                with contextlib.suppress(OutputError):    # none was left: no file
                     self._gif.__exit__(None, None, None)
-                except OutputError:                   # none was left: no file
-                    pass
             self.count = self._gif.added
             return None
         try:
@@ -190,19 +197,20 @@ class Video(Output):
     """An .mp4 or .webm (io/video.py), encoded on its own thread; interrupted, it is finished
     as a playable file of the frames given so far."""
 
-    def __init__(self, path: Path, frames: int, spec):
+    def __init__(self, path: Path, frames: int, spec: Any):
         super().__init__(path, frames)
         from circle_render.io.video import VideoWriter
         self.writer = VideoWriter(spec)
 
-    def __enter__(self):
+    def __enter__(self) -> Output:
         self.writer.__enter__()
         return self
 
-    def add(self, k: int, frame) -> None:
+    def add(self, k: int, frame: Frame) -> None:
         self.writer.add(frame)
 
-    def __exit__(self, kind, error, tb) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
         return self.writer.__exit__(kind, error, tb)
 
     def summary(self) -> str | None:
@@ -212,8 +220,8 @@ class Video(Output):
         return f"{self.path} ({n} of {self.frames} frames)" if n < self.frames else f"{self.path} ({n} frames)"
 
 
-def check_output(path, frames: int = 1, fps: float | None = None, codec: str | None = None,
-                 crf: int | None = None):
+def check_output(path: str | os.PathLike, frames: int = 1, fps: float | None = None, codec: str | None = None,
+                 crf: int | None = None) -> Any:
     """Everything about ``-o`` checked before anything is drawn (one line each): the path,
     and for a video its codec, encoder, --crf and --fps. Returns what ``open_output`` takes."""
     p = check_output_path(path, frames=frames)
@@ -238,7 +246,7 @@ def check_output(path, frames: int = 1, fps: float | None = None, codec: str | N
     return p
 
 
-def open_output(checked, frames: int = 1, fps: float | None = None) -> Output:
+def open_output(checked: Any, frames: int = 1, fps: float | None = None) -> Output:
     """The output for what ``check_output`` returned (a path or a VideoSpec), ``frames`` long."""
     from circle_render.io.video import VideoSpec
     if isinstance(checked, VideoSpec):

@@ -10,8 +10,9 @@ Where the frame comes from decides what crosses to the writer:
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ class FramePixels:
             out[...] = self.rgb8[top:bottom]
         elif self.rgba8 is not None:
             out[...] = self.rgba8[h - bottom:h - top][::-1, :, :3]
-        else:
+        elif self.image is not None:
             _float_rows_to_rgb()(self.image, out, top)
         return out
 
@@ -84,8 +85,9 @@ class FramePixels:
         if self.rgb8 is not None:
             return self.rgb8.copy()
         out = np.empty(self.shape, np.uint8)
-        if self.image is not None:                     # compiled: one pass, without the GIL
-            _float_rows_to_rgb()(self.image, out, 0)
+        image = self.image
+        if image is not None:                          # compiled: one pass, without the GIL
+            _float_rows_to_rgb()(image, out, 0)
             return out
         spans = self.spans()
         if pool is None or len(spans) < 2:
@@ -98,7 +100,7 @@ class FramePixels:
 
 
 @functools.cache
-def _float_rows_to_rgb():
+def _float_rows_to_rgb() -> Callable[[np.ndarray, np.ndarray, int], None]:
     """The compiled conversion (numba, cached on disk with cpu-fast's code; it lets go of the
     GIL): rows [top, top + len(out)) counted from the top of ``image`` ((H, W, 4) float32, row 0
     at the bottom) into ``out`` ((n, W, 3 or 4) uint8): int(255 * clamp(v)) in float32, exactly
@@ -106,7 +108,7 @@ def _float_rows_to_rgb():
     from circle_render.cpu.fast_kernels import cached_njit
 
     @cached_njit(nogil=True)
-    def float_rows_to_rgb(image, out, top):
+    def float_rows_to_rgb(image: np.ndarray, out: np.ndarray, top: int) -> None:
         h = image.shape[0]
         for i in range(out.shape[0]):
             row = h - 1 - (top + i)
@@ -117,7 +119,7 @@ def _float_rows_to_rgb():
     return float_rows_to_rgb
 
 
-def as_pixels(frame) -> FramePixels:
+def as_pixels(frame: FramePixels | np.ndarray) -> FramePixels:
     """A FramePixels, or an (H, W, 3) uint8 picture (top row first) wrapped as one."""
     if isinstance(frame, FramePixels):
         return frame
@@ -127,7 +129,7 @@ def as_pixels(frame) -> FramePixels:
     return FramePixels(rgb8=rgb)
 
 
-def frame_pixels(renderer, alpha: bool = False) -> FramePixels:
+def frame_pixels(renderer: Any, alpha: bool = False) -> FramePixels:
     """The renderer's current frame, read without a full float copy where it can be: a CUDA
     renderer's converted to 8-bit on its GPU (RGB only); a renderer with ``image_view()``
     (cpu-fast) read in place; any other through ``get_image()``. ``alpha``: keep the alpha."""

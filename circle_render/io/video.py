@@ -16,9 +16,11 @@ import math
 import os
 import queue
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -60,7 +62,7 @@ CONTAINERS = {".mp4": ("mp4", ("h264", "av1")), ".webm": ("webm", ("vp9", "av1")
 BT709, SRGB_TRC, LIMITED_RANGE = 1, 13, 1
 
 
-def import_av():
+def import_av() -> Any:
     """PyAV, or one line naming the extra that installs it."""
     try:
         import av
@@ -120,7 +122,7 @@ def video_spec(path: Path, fps: float = DEFAULT_FPS, codec: str | None = None, c
                       f"PyAV's wheels from PyPI have them ({EXTRA}), or choose another --codec")
 
 
-def _has_encoder(av, name: str) -> bool:
+def _has_encoder(av: Any, name: str) -> bool:
     try:
         av.codec.Codec(name, "w")
     except (ValueError, LookupError, av.FFmpegError):       # UnknownCodecError is a ValueError
@@ -162,7 +164,7 @@ class VideoWriter:
         self._container: Any = None                # av's OutputContainer and VideoStream
         self._stream: Any = None
 
-    def __enter__(self):
+    def __enter__(self) -> VideoWriter:  # noqa: PYI034  (subclasses return themselves too)
         av = import_av()
         self._tmp = self._atomic.__enter__()
         try:
@@ -173,7 +175,7 @@ class VideoWriter:
             raise
         return self
 
-    def add(self, frame) -> None:
+    def add(self, frame: FramePixels | np.ndarray) -> None:
         """Queue one frame for the encoder (every frame the same size). A frame that is a view
         of a renderer's image is converted here, before the renderer draws again."""
         pixels = as_pixels(frame)
@@ -253,7 +255,8 @@ class VideoWriter:
         except BaseException:                          # noqa: BLE001, S110  (the file is removed anyway)
             pass
 
-    def __exit__(self, kind, error, tb) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if error is None or isinstance(error, KeyboardInterrupt):
             try:
                 self._finish()
@@ -284,7 +287,7 @@ def read_video(path: str | Path) -> list[np.ndarray]:
         return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
 
 
-def write_video(path: str | Path, frames, fps: float = DEFAULT_FPS, codec: str | None = None,
+def write_video(path: str | Path, frames: Iterable, fps: float = DEFAULT_FPS, codec: str | None = None,
                 crf: int | None = None) -> int:
     """Write frames ((H, W, 3) uint8 each, or FramePixels) as a video; returns how many."""
     with VideoWriter(video_spec(Path(path), fps, codec, crf)) as video:
