@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 from typing import Any
 
 _quiet = False
@@ -70,14 +71,14 @@ class Progress:
         self.stream = stream or sys.stderr
         self.enabled = enabled and not _quiet and on_terminal(self.stream)
         self.start = self.last = time.perf_counter()
-        self.first: tuple[float, int] | None = None     # (when, done) at the first update
+        self.recent: deque[tuple[float, int]] = deque(maxlen=16)   # (when, done) of the last updates
         self.shown = False
 
     def update(self, done: int) -> None:
         global _open_bar
         now = time.perf_counter()
-        if self.first is None:
-            self.first = (now, done)
+        if not self.recent or now - self.recent[-1][0] >= 0.2:
+            self.recent.append((now, done))                # the rate: over the last few seconds
         if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
             return
         self.last, self.shown = now, True
@@ -89,11 +90,12 @@ class Progress:
         _open_bar = self
 
     def _rate(self, now: float, done: int) -> str:
-        """', 41.3 frames/s, 0:12 left' (blank until two updates apart); padded so that a shorter
-        line covers a longer one."""
-        if not self.rate or self.first is None or done <= self.first[1] or now <= self.first[0]:
+        """', 41.3 frames/s, 0:12 left' at the rate of the last few seconds (frames may grow
+        heavier as an animation goes on); padded so that a shorter line covers a longer one."""
+        then, before = self.recent[0] if self.recent else (now, done)
+        if not self.rate or done <= before or now <= then:
             return " " * 8
-        per_s = (done - self.first[1]) / (now - self.first[0])
+        per_s = (done - before) / (now - then)
         left = int((self.total - done) / per_s)
         return f", {per_s:.1f} {self.unit}/s, {left // 60}:{left % 60:02d} left    "
 
