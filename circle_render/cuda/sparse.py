@@ -197,6 +197,11 @@ class SparsePath(FastPath):
         self.sparse_bin()
         self.sparse_draw(cleared)
 
+    def circles_changed(self) -> None:
+        """Still circles are packed at load only: packed again once they are written."""
+        if not self.policy.moving:
+            self.sparse_pack()
+
     def sparse_pack(self) -> None:
         """records ((n, 8) float32): each circle (x, y, z, r) then its colour (r, g, b, 0), one
         32-byte sector a circle for sparse_draw's gathers."""
