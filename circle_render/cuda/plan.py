@@ -112,7 +112,9 @@ class FastPath(ABC):
 
     def circles_changed(self) -> None:
         """The circles were written in place (``FastCudaRenderer.update_circles``): refresh
-        what the path made of them at load and does not remake every frame (nothing here)."""
+        what the path made of them at load and does not remake every frame (by default,
+        nothing: the walk and binned paths read the circles afresh each frame)."""
+        return
 
 
 def check_overrides(overrides: dict[str, Any] | None) -> Tuning:
