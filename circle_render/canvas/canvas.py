@@ -271,6 +271,13 @@ class Canvas:
         self._drawn = True
         return self
 
+    def synchronize(self) -> None:
+        """Wait until the last render() is drawn (on the GPU; on the CPU it already is)."""
+        if self.on_gpu:
+            from circle_render.cuda.module import device_synchronize
+            with self._on_device():
+                device_synchronize()
+
     def _source(self) -> tuple[Any, bool]:
         """(the image the picture comes from, row 0 at the bottom, at least height x width;
         whether its alpha is to be set to 1), drawn first if the circles changed since."""
