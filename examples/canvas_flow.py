@@ -63,8 +63,7 @@ def make(n: int, cpu: bool, size: int) -> tuple[circle_render.Canvas, Flow]:
     else:
         xp = np
     flow = Flow(n, xp, size=size)
-    canvas = circle_render.Canvas(size, size, "cuda" if gpu else "cpu-fast", background=(0.02, 0.02, 0.05)
-                                  if False else None)
+    canvas = circle_render.Canvas(size, size, "cuda" if gpu else "cpu-fast")
     canvas.set(flow.positions, flow.radii, flow.colors)
     return canvas, flow
 

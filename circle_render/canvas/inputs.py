@@ -98,7 +98,7 @@ def check_rows(name: str, shape: tuple[int, ...], n: int | None, columns: tuple[
     """The shape of a per-circle array: (n,) when ``columns`` is None, else (n, c) for c in
     ``columns``; ``n`` None: any number of rows. ``held``: the canvas holds n circles
     (update()), and a wrong number of rows says that update() keeps their number."""
-    if held and len(shape) in (1, 2):
+    if held and len(shape) == (1 if columns is None else 2):
         check_count(name, shape[0], n)
     if len(shape) != (1 if columns is None else 2) or (n is not None and shape[0] != n) or \
             (columns is not None and shape[1] not in columns):
