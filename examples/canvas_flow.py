@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))    # run from a checkout
 
-import circle_render  # noqa: E402
+import circle_render
 
 
 class Flow:
