@@ -222,7 +222,8 @@ class Canvas:
         """Make ``circles`` the canvas's: written into the renderer in place where it is loaded
         for them and takes those fields (``changed``; None: set()), else a renderer loaded for
         them. Nothing changes if this raises."""
-        mode = self._mode_of(circles)
+        same_colors = changed is not None and "color" not in changed      # then the path is the same
+        mode = self._mode if same_colors else self._mode_of(circles)
         renderer = self._renderer
         fields = getattr(renderer, "circle_fields", None)
         if circles.n == 0:
