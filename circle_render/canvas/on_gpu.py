@@ -183,6 +183,7 @@ class GpuChecks:
     def _alpha(self, alpha: Any, n: int) -> Any:
         """alpha for the colours kernel: a number (checked here) or an (n,) array (checked by
         the kernel, with the colours)."""
+        import cupy as cp
         expected = f"a number {UNIT} or ({n},) of them, one per circle"
         if alpha is None:
             return np.float64(FLAT_ALPHA)
@@ -195,7 +196,7 @@ class GpuChecks:
             values = device_view("alpha", alpha, self.device)
         if tuple(values.shape) != (n,):
             raise ArgumentError(f"alpha must be {expected}, got shape {tuple(values.shape)}")
-        return values
+        return cp.asarray(values)                  # a host array uploaded (kernels take CuPy arrays)
 
     def check(self) -> None:
         """Read the flags (the one copy to the host) and raise the host's error for the first
