@@ -32,10 +32,11 @@ class Flow:
     def __init__(self, n: int, xp: Any, seed: int = 0, size: int = 1024):
         rng = np.random.default_rng(seed)
         self.xp, self.t = xp, 0.0
-        self.positions = xp.asarray(rng.random((n, 2), dtype=np.float32))
         px = 1.0 / size                                                    # one pixel, in picture units
         self.radii = xp.asarray(rng.uniform(0.6 * px, 2.0 * px, n).astype(np.float32))
-        hue = rng.random(n)                                                # a colour per particle
+        start = rng.random((n, 2), dtype=np.float32)
+        self.positions = xp.asarray(start)
+        hue = 0.7 * start[:, 0] + 0.3 * start[:, 1]                        # a colour from where it starts
         rgb = 0.5 + 0.5 * np.cos(2 * np.pi * (hue[:, None] + np.array([0.0, 1 / 3, 2 / 3])))
         self.colors = xp.asarray(rgb.astype(np.float32))
 
