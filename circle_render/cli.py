@@ -190,6 +190,11 @@ def bench_command(**options):
               help="Seconds your renderer may take per scene (check and timing) before it gets (F).")
 @click.option("--logs", type=click.Path(file_okay=False), default="logs", show_default=True,
               help="Folder for a log per scene and, for a failed scene, a PNG of its mismatches.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="Also write the whole result as JSON: per scene T, Tf and where it came from, the "
+                   "course's -f cost, score, pass/fail, seeds; the GPU, rules, isolation, version.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png",
+              help="Also draw each scene's T against its Tf over the points each ratio scores (PNG).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr, only the table and errors.")
 def check_command(quiet, **options):
     """The course's score table: correctness, time and score per scene (or per scan size).
