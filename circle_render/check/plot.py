@@ -44,13 +44,13 @@ def plot_check(record: dict[str, Any], path: str | Path) -> Path:
     from PIL import Image, ImageDraw
 
     from circle_render.io.images import atomic_path
-    from circle_render.timing.plot import _font
+    from circle_render.timing.plot import chart_font
     perf = int(record["rules"]["perf_points"])
     scenes = record["scenes"]
     left, width, row, top = 110, 480, 30, 76
     img = Image.new("RGB", (left + width + 330, top + row * len(scenes) + 60), "white")
     d = ImageDraw.Draw(img)
-    d.font = _font()
+    d.font = chart_font()
 
     def x(ratio: float) -> float:
         r = min(max(ratio, LO), HI)
