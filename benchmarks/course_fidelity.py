@@ -166,13 +166,14 @@ def _f(t: float | None, width: int = 9) -> str:
 
 def table(design: str, rules_name: str, course: dict, check: dict) -> tuple[str, dict]:
     """Per scene: the course checker's Tref, T and points; render check's T, and its points
-    against the stored Tf and the live Tf (the difference to the course's points). Totals."""
+    against the stored Tf and the live Tf (the difference to the course's points); the live Tf over
+    the course's live Tref, and the port's T over the original's (each with -f). Totals."""
     rules = RULES[rules_name]
     kinds = [k for k in ("stored", "live") if any(s.get(f"tf_{k}_ms") is not None for s in check["scenes"])]
     by_scene = {s["scene"]: s for s in check["scenes"]}
     head = (f"{'scene':<11}| {'course Tref':>11} {'T':>9} {'pts':>3} | {'check T':>9} |"
             + "".join(f" {'Tf ' + k:>10} {'pts':>3} {'diff':>4} |" for k in kinds)
-            + f" {'live/Tref':>9} {'T/T':>6}")
+            + f" {'live/Tref':>9} {'T port/orig':>11}")
     lines = [f"== {design}, {rules_name} rules"
              + ("" if rules_name == "cs149" else " (scored from the same T and Tf)"), head, "-" * len(head)]
     totals = {"course": 0, **dict.fromkeys(kinds, 0)}
@@ -195,7 +196,7 @@ def table(design: str, rules_name: str, course: dict, check: dict) -> tuple[str,
             row += f" {_f(tf, 10)} {got:3d} {got - pts:+4d} |"
         live = s.get("tf_live_ms")
         row += f" {live / c['tref'] if live else float('nan'):9.3f}"
-        row += f" {s['t_ms'] / c['t'] if s['t_ms'] and c['t'] else float('nan'):6.3f}"
+        row += f" {s['t_ms'] / c['t'] if s['t_ms'] and c['t'] else float('nan'):11.3f}"
         lines.append(row + ("" if c["passed"] else "  (course: F)") + ("" if s["passed"] else "  (check: F)"))
     tot = f"{'total':<11}| {'':>11} {'':>9} {totals['course']:3d} | {'':>9} |" + "".join(
         f" {'':>10} {totals[k]:3d} {totals[k] - totals['course']:+4d} |" for k in kinds)
