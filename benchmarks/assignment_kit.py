@@ -12,6 +12,7 @@ import argparse
 import json
 
 import numpy as np
+from ladder import PixelLoopRenderer, ReversedPixelLoopRenderer  # benchmarks/ladder/, beside this script
 
 from circle_render import registry
 from circle_render.check.reference_cache import reference_frame
@@ -26,7 +27,6 @@ from circle_render.scenes.scene import Scene
 from circle_render.timing.bench import current_commit
 from circle_render.timing.frames import course_time
 from circle_render.timing.timer import wall_times
-from ladder import PixelLoopRenderer, ReversedPixelLoopRenderer      # benchmarks/ladder/, beside this script
 
 RUNGS = {"starter": lambda: registry.create("cuda-starter"), "pixel-loop": PixelLoopRenderer,
          "cuda-tiled": lambda: registry.create("cuda-tiled"), "cuda": lambda: registry.create("cuda")}
@@ -72,11 +72,11 @@ def ladder(scenes, size) -> dict:
         s = make_scene(scene)
         ref, _ = reference_frame(scene, size, 0)            # frame 0, cached on disk
         for rung, make in RUNGS.items():
-            first = wall_times(lambda: draw(make, s, size))     # draw() synchronizes
+            first = wall_times(lambda make=make, s=s: draw(make, s, size))     # draw() synchronizes
             img = first.result
             c = compare(ref, img)
             runs = 1 if first.min > 1000 else 3
-            phases, totals = course_time(make, s, size, runs=runs)
+            phases, _ = course_time(make, s, size, runs=runs)
             out[f"{scene} {rung}"] = {"total_ms": phases["total"], "render_ms": phases["render"], "runs": runs,
                                       "passed": c.passed, "mismatches": c.count}
             print(f"{scene:<11} {rung:<11} {phases['total']:10.4f} ms  runs {runs}  "

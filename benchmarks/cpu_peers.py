@@ -25,12 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from circle_render import registry  # noqa: E402
-from circle_render.cpu.shading import to_bytes  # noqa: E402
-from circle_render.scenes import SCENE_NAMES, make_scene  # noqa: E402
-from circle_render.timing.bench import current_commit  # noqa: E402
-from circle_render.timing.frames import run_frames  # noqa: E402
-from circle_render.timing.timer import Stopwatch, wall_times  # noqa: E402
+from circle_render import registry
+from circle_render.cpu.shading import to_bytes
+from circle_render.scenes import SCENE_NAMES, make_scene
+from circle_render.timing.bench import current_commit
+from circle_render.timing.frames import run_frames
+from circle_render.timing.timer import Stopwatch, wall_times
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -249,7 +249,7 @@ def main() -> None:
                                   "identical_8bit": bool(np.array_equal(fast_img, cpu_img))}
         save(record, a.output)
         print(f"{name:<14} cpu-fast {fast_s:8.4f} s  cpu {cpu_s:8.3f} s  x{cpu_s / fast_s:6.1f}", flush=True)
-    for peer, (module, draw) in PEERS.items():
+    for peer, (module, _) in PEERS.items():
         try:
             __import__(module)
         except ImportError as e:

@@ -28,7 +28,9 @@ import numpy as np
 
 from circle_render.constants import FLAT_ALPHA, T_EPS
 from circle_render.cpu.shading import circle_bounds, pixel_centres, snow_alpha_color
-from circle_render.cuda.plan import plan_fast
+from circle_render.cuda.binned import BinnedPolicy
+from circle_render.cuda.fast import plan_fast
+from circle_render.cuda.sparse import SharedCounting, SparsePolicy
 from circle_render.scenes import make_scene
 from circle_render.scenes.scene import SNOW
 from circle_render.twins import bin as B
@@ -77,22 +79,22 @@ def blended_sets(scene, size: int, tile: int, tiles: int = 24, seed: int = 1):
 def counts(name: str, size: int) -> dict:
     scene = make_scene(name)
     p = plan_fast(scene, size, size)
-    box = tile_box(scene.position, scene.radius, size, size, p.tile)
-    tiles = p.tiles[0] * p.tiles[1]
+    g = p.geometry
+    box = tile_box(scene.position, scene.radius, size, size, g.tile)
+    tiles = g.tile_count
     pairs = int(((box[1] - box[0] + 1).clip(0) * (box[3] - box[2] + 1).clip(0)).sum())   # (circle, tile)
-    if p.path == "binned":
-        entries = len(B.super_touch(scene.position, scene.radius, size, size, p.tile, p.binned.super_px,
-                                    p.binned.super_grid).circle)
-        entry_bytes = 8
-    elif p.path == "sparse":
+    if isinstance(p, BinnedPolicy):
+        entries = len(B.super_touch(scene.position, scene.radius, size, size, g.tile, p.super_px, p.super_grid).circle)
+        entry_bytes, bin_kernels = 8, 3
+    elif isinstance(p, SparsePolicy):
         entries, entry_bytes = pairs, 4
+        bin_kernels = 1 if isinstance(p.counting, SharedCounting) else 4
     else:
-        entries, entry_bytes = 0, 0
-    cover, blended, per_tile = blended_sets(scene, size, p.tile)
+        entries, entry_bytes, bin_kernels = 0, 0, 0
+    cover, blended, per_tile = blended_sets(scene, size, g.tile)
     pixels = size * size
     snow = scene.shading == SNOW
-    bin_kernels = 3 if p.path == "binned" else (1 if p.sparse.shared else 4) if p.path == "sparse" else 0
-    return {"scene": name, "size": size, "path": p.path, "n": scene.n, "tiles": tiles, "entries": entries,
+    return {"scene": name, "size": size, "path": p.name, "n": scene.n, "tiles": tiles, "entries": entries,
             "bin_kernels": bin_kernels,
             "pairs": pairs, "cover": cover, "blended": blended,
             "bin_bytes": (16 * scene.n + entry_bytes * entries) if entries else 0,
@@ -113,10 +115,13 @@ def floors(c: dict, rates: dict) -> dict:
 
 
 def measured(probe: dict, name: str, size: int) -> dict:
+    """The probe's binning and first draw (the gated back layer's kernels left out) of the scene,
+    by stage; records from before the paths were split named the walk's and the front layer's
+    draw "draw"."""
     for key, t in probe["scenes"].items():
         if key.split()[:2] == [name, str(size)]:
             bin_ms = sum(v for k, v in t.items() if k.startswith(("bin/", "sparse_bin/")))
-            draw_ms = sum(v for k, v in t.items() if k.startswith(("draw/", "sparse_draw/")))
+            draw_ms = sum(v for k, v in t.items() if k.startswith(("walk/", "draw/", "draw_front/", "sparse_draw/")))
             return {"bin": bin_ms * 1e3, "draw": draw_ms * 1e3}
     return {}
 
@@ -129,7 +134,8 @@ def main():
     ap.add_argument("-o", "--output", default="floors.md")
     ap.add_argument("--json")
     a = ap.parse_args()
-    rates, probe = json.load(open(a.rates)), json.load(open(a.probe))
+    with open(a.rates) as fr, open(a.probe) as fp:
+        rates, probe = json.load(fr), json.load(fp)
     rows, record = [], []
     for name in SCENES:
         for size in (int(s) for s in a.sizes.split(",")):
@@ -138,13 +144,15 @@ def main():
             record.append({**c, "floor_us": f, "measured_us": m})
             draw_floor = f["draw"] + f["write"]
             rows.append(
-                f"| {name} | {size} | {c['path']} | {c['n']:,} | {c['entries']:,} | {c['cover']:.1f} / {c['blended']:.1f} / {c['blended_a_tile']:.0f} "
+                f"| {name} | {size} | {c['path']} | {c['n']:,} | {c['entries']:,} "
+                f"| {c['cover']:.1f} / {c['blended']:.1f} / {c['blended_a_tile']:.0f} "
                 f"| {f['bin']:.1f} | {m.get('bin', 0):.1f} | {m.get('bin', 0) / f['bin'] if f['bin'] else 0:.1f}x "
-                f"| {f['draw']:.1f} + {f['write']:.1f} | {m.get('draw', 0):.1f} | {m.get('draw', 0) / draw_floor:.1f}x |")
+                f"| {f['draw']:.1f} + {f['write']:.1f} | {m.get('draw', 0):.1f} "
+                f"| {m.get('draw', 0) / draw_floor:.1f}x |")
             print(rows[-1], flush=True)
-    head = ("| scene | size | path | circles | list entries | covering / blended a pixel, circles blended a tile | bin floor us | bin us | "
-            "bin / floor | draw floor + write-out us | draw us | draw / floor |\n|---|---:|---|---:|---:|---:|---:|"
-            "---:|---:|---:|---:|---:|")
+    head = ("| scene | size | path | circles | list entries | covering / blended a pixel, circles blended a tile "
+            "| bin floor us | bin us | bin / floor | draw floor + write-out us | draw us | draw / floor |\n"
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with open(a.output, "w") as fh:
         fh.write(head + "\n" + "\n".join(rows) + "\n")
     if a.json:

@@ -1,12 +1,14 @@
 """GPU microseconds of one frame of ``-r cuda`` (render() after a clear, one graph, queued behind a
-busy-wait so that no host gap is measured), for scenes at sizes: run once per source tree
-(PYTHONPATH) to compare trees in one device session.
+busy-wait so that no host gap is measured), for scenes at sizes, and a hash of each first frame's
+picture: run once per source tree (PYTHONPATH) to compare trees in one device session (equal
+hashes: bit-identical pictures).
 
     python -m benchmarks frames [--label new] [--cases rand10k:1024,rand1M:4096]
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 
@@ -33,7 +35,7 @@ def frame_times(renderer, reps: int = 30) -> list[float]:
     try:
         from circle_render.timing.timer import event_times
     except ImportError:    # a tree from before timer.py (device/refactor_check.sh times old trees with this script)
-        from circle_render.timing.bench import event_times          # the same timer, answering a list
+        from circle_render.timing.bench import event_times  # the same timer, answering a list
     t = event_times(renderer.render, reps, before=before, idle=False)
     return [ms * 1e3 for ms in getattr(t, "runs", t)]
 
@@ -46,15 +48,16 @@ def main():
     ap.add_argument("--cases", default=",".join([f"{s}:1024" for s in SCENE_NAMES] +
                                                 [f"{s}:4096" for s in HEAVY.split(",")]))
     a = ap.parse_args()
-    out = {}
+    out, pictures = {}, {}
     for case in a.cases.split(","):
         name, size = case.split(":")
         r = registry.create("cuda")
         r.load(make_scene(name), int(size), int(size))
         r.clear(); r.advance(); r.render(); r.synchronize()
+        pictures[case] = hashlib.sha256(r.get_image().tobytes()).hexdigest()[:16]     # frame 1, cleared
         out[case] = round(frame_us(r), 2)
         del r
-    print(json.dumps({"label": a.label, "frame_gpu_us": out}))
+    print(json.dumps({"label": a.label, "frame_gpu_us": out, "picture_sha256": pictures}))
 
 
 if __name__ == "__main__":

@@ -74,7 +74,10 @@ def main():
     sizes, seeds = [int(v) for v in a.sizes.split(",")], [int(v) for v in a.seeds.split(",")]
     if a.make_hashes:
         return make_hashes(sizes, seeds, a.scenes.split(","), a.make_hashes)
-    known = json.load(open(a.hashes)) if a.hashes else {}
+    known = {}
+    if a.hashes:
+        with open(a.hashes) as f:
+            known = json.load(f)
     results, ok = [], True
     for size in sizes:
         for seed in seeds:

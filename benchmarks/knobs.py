@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import statistics
 
-from frame_gpu import frame_times     # noqa: E402  (benchmarks/ is on the path: run as a script)
+from frame_gpu import frame_times  # benchmarks/frame_gpu.py, beside this script
 
 # question -> (scene, size) cases, and variants (the first is the baseline)
 QUESTIONS = {
     "BLEND_CHECK 4 vs 1 / never": {
         "cases": [("rand10k", 1024), ("rand100k", 1024), ("rand1M", 1024), ("biglittle", 1024),
                   ("littlebig", 1024), ("rand1M", 4096)],
-        "variants": {"4": {}, "1": {"constants": {"BLEND_CHECK": 1}}, "never": {"constants": {"BLEND_CHECK": 1 << 20}}}},
+        "variants": {"4": {}, "1": {"constants": {"BLEND_CHECK": 1}},
+                     "never": {"constants": {"BLEND_CHECK": 1 << 20}}}},
     "FAST_MIN_BLOCKS 4 vs no bound": {
         "cases": [("rand10k", 1024), ("rand1M", 1024), ("biglittle", 1024), ("snowsingle", 1024), ("rand1M", 4096)],
-        "variants": {"4": {}, "1 (no bound)": {"constants": {"FAST_MIN_BLOCKS": 1}}, "3": {"constants": {"FAST_MIN_BLOCKS": 3}}}},
+        "variants": {"4": {}, "1 (no bound)": {"constants": {"FAST_MIN_BLOCKS": 1}},
+                     "3": {"constants": {"FAST_MIN_BLOCKS": 3}}}},
     "BIN_TARGET_BLOCKS 1024 vs 256 / 4096": {
         "cases": [("rand100k", 1024), ("rand1M", 1024), ("snowsingle", 1024), ("rand1M", 4096), ("snowsingle", 4096)],
         "variants": {"1024": {}, "256": {"constants": {"BIN_TARGET_BLOCKS": 256}},

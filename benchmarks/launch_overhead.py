@@ -46,7 +46,8 @@ class DriverLaunch:
         self._params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
         grid = tuple(launch.grid) + (1,) * (3 - len(launch.grid))
         block = tuple(launch.block) + (1,) * (3 - len(launch.block))
-        self._head = (ctypes.c_void_p(launch.kernel.kernel.ptr if hasattr(launch.kernel, "kernel") else launch.kernel.ptr),
+        kernel = launch.kernel.kernel if hasattr(launch.kernel, "kernel") else launch.kernel
+        self._head = (ctypes.c_void_p(kernel.ptr),
                       *[ctypes.c_uint(v) for v in (*grid, *block, launch.shared_mem)])
         self.on(cp.cuda.get_current_stream().ptr)
 
@@ -62,7 +63,7 @@ def driver_graph(launches):
     """A graph captured from DriverLaunch calls (as the renderers captured them before)."""
     import cupy as cp
     capture = cp.cuda.Stream(non_blocking=True)
-    drivers = [DriverLaunch(l).on(capture.ptr) for l in launches]
+    drivers = [DriverLaunch(launch).on(capture.ptr) for launch in launches]
     capture.begin_capture()
     for d in drivers:
         d()
@@ -92,7 +93,7 @@ def main():
     launch = Launch(f, (1,), (32,), (buf, np.int32(4)))
     driver = DriverLaunch(launch)
     graph, dgraph = Graph([launch]), driver_graph([launch])
-    none = lambda: None     # noqa: E731
+    none = lambda: None
     out = {"gpu": gpu_name(), "commit": current_commit(), "empty kernel": {
         "cupy call, host only": host_us(launch, none),
         "ctypes launch, host only": host_us(driver, none),

@@ -34,7 +34,7 @@ def panel(d, box, title, xlabel, series, xs_log, ys_log):
         d.text((x0 - 34, gy - 6), f"1e{p}", fill=INK)
     d.text((x0, y0 - 18), title, fill=INK)
     d.text(((x0 + x1) // 2 - 30, y1 + 18), xlabel, fill=INK)
-    for label, points, colour, marker in series:
+    for _, points, colour, marker in series:
         pts = [at(x, y) for x, y in points]
         if len(pts) > 1 and marker == "dot":          # the course's points are separate scenes
             d.line(pts, fill=colour, width=2)
@@ -42,7 +42,7 @@ def panel(d, box, title, xlabel, series, xs_log, ys_log):
             r = 4 if marker == "dot" else 5
             (d.ellipse if marker == "dot" else d.rectangle)((px - r, py - r, px + r, py + r), fill=colour)
     ky = y0 + 4
-    for label, _, colour, marker in series:
+    for label, _, colour, _ in series:
         d.rectangle((x1 - 150, ky, x1 - 140, ky + 10), fill=colour)
         d.text((x1 - 134, ky - 1), label, fill=INK)
         ky += 16
@@ -78,7 +78,8 @@ def main():
     ap.add_argument("record")
     ap.add_argument("-o", "--output", default="docs/scaling.png")
     a = ap.parse_args()
-    plot(json.load(open(a.record)), a.output)
+    with open(a.record) as f:
+        plot(json.load(f), a.output)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from circle_render.commands.primitives import copy_gbps, make_input, run_primitive, saxpy_report  # noqa: E402
-from circle_render.course import stored_times  # noqa: E402
-from circle_render.gpu import gpu_name  # noqa: E402
-from circle_render.timing.bench import current_commit  # noqa: E402
-from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
+from records import print_record  # benchmarks/records.py, beside this script
+
+from circle_render.commands.primitives import copy_gbps, make_input, run_primitive, saxpy_report
+from circle_render.course import stored_times
+from circle_render.gpu import gpu_name
+from circle_render.timing.bench import current_commit
 
 SIZES = (10_000, 100_000, 1_000_000, 2_000_000, 10_000_000, 20_000_000, 40_000_000)
 

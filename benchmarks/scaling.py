@@ -38,7 +38,7 @@ def measure(scene, size, runs):
     phases, totals = course_time(lambda: registry.create("cuda"), scene, size, runs=runs)
     pool.free_all_blocks()
     return {"total_ms": phases["total"], "render_ms": render_ms, "total_runs_ms": totals,
-            "device_bytes": int(held), "path": plan.path, "tile": plan.tile}
+            "device_bytes": int(held), "path": plan.name, "tile": plan.geometry.tile}
 
 
 def main():

@@ -12,11 +12,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from circle_render.io.scene_files import load_scene, save_scene  # noqa: E402
-from circle_render.scenes import make_scene  # noqa: E402
-from circle_render.timing.bench import current_commit  # noqa: E402
-from circle_render.timing.timer import Stopwatch, wall_times  # noqa: E402
-from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
+from records import print_record  # benchmarks/records.py, beside this script
+
+from circle_render.io.scene_files import load_scene, save_scene
+from circle_render.scenes import make_scene
+from circle_render.timing.bench import current_commit
+from circle_render.timing.timer import Stopwatch, wall_times
 
 
 def main() -> None:
@@ -34,7 +35,7 @@ def main() -> None:
             with Stopwatch() as save:
                 save_scene(scene, path)
             save_s = save.s
-            loads = [ms / 1e3 for ms in wall_times(lambda: load_scene(path), args.repeats).runs]
+            loads = [ms / 1e3 for ms in wall_times(lambda path=path: load_scene(path), args.repeats).runs]
             record["formats"][suffix] = {"bytes": path.stat().st_size, "save_s": round(save_s, 3),
                                          "load_s": round(min(loads), 3), "load_runs_s": [round(x, 3) for x in loads]}
     print_record(record, args.output)

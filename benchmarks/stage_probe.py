@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-
-from knobs import load_variant     # noqa: E402  (benchmarks/knobs.py, beside this script)
+from knobs import load_variant  # benchmarks/knobs.py, beside this script
 
 PROBE = Path(__file__).resolve().parent / "kernels" / "probe.cu"     # spin: a busy-wait
 

@@ -3,8 +3,9 @@
 What the draw alone does with other supertiles, whatever the binning supports: it lists the
 front layer's circles (or every circle) per supertile on the host (the twin's rule: every
 supertile the tile box touches, circle order), compiles kernels/draw.cu with SUPER_GRID = g,
-times render_fast (CUDA events, median of launches back to back) and compares its image with
-the renderer's own (r, g, b: alpha follows how hits fall into rounds). This is how the plan's
+times the first draw (``draw``, or ``draw_front`` with a front layer; CUDA events, median of
+launches back to back) and compares its image with the renderer's own (r, g, b: alpha follows
+how hits fall into rounds). This is how the plan's
 supertiles were chosen (constants.SUPER_RADII; docs/perf-notes.md, "Plan and paths").
 
     python -m benchmarks supergrid --scene rand1M --size 4096 --grids 8,16,32
@@ -44,9 +45,9 @@ def main():
 
     import cupy as cp
 
-    from circle_render.constants import DRAW_ALL, DRAW_FRONT
-    from circle_render.cuda.fast import FastCudaRenderer, Kernels, SupertileLists, draw_tiles
-    from circle_render.cuda.plan import supertile_px
+    from circle_render.cuda.binned import BinnedPath, LayeredPath, SupertileLists, supertile_px
+    from circle_render.cuda.fast import FastCudaRenderer
+    from circle_render.cuda.module import KernelFile
     from circle_render.scenes import make_scene
     scene = make_scene(a.scene)
     W = H = a.size
@@ -54,29 +55,36 @@ def main():
     base.load(scene, W, H)
     base.clear(); base.render(); base.synchronize()
     want = base.get_image()
-    p, state = base.plan, base.state
-    layer = state.front or state.all        # the circles the first draw takes
-    mode = DRAW_FRONT if p.front else DRAW_ALL
-    first = p.n - layer.count
+    path = base.path
+    if not isinstance(path, BinnedPath):
+        raise SystemExit(f"{a.scene} at {a.size} is not binned ({base.plan.name})")
+    layer = path.front if isinstance(path, LayeredPath) else path.all     # the circles the first draw takes
+    p = path.policy
+    first = p.geometry.n - layer.count
     pos, rad = scene.position[first:], scene.radius[first:]
-    out = {"scene": a.scene, "size": a.size, "front": int(layer.count), "path": p.path, "runs": []}
+    out = {"scene": a.scene, "size": a.size, "front": int(layer.count), "path": p.name, "runs": []}
     for g in map(int, a.grids.split(",")):
-        spx = supertile_px(W, H, p.tile, g)
-        entries, starts = host_lists(pos, rad, W, H, p.tile, spx, g)
-        lists = SupertileLists(counts=None, warp_offsets=None, totals=None, starts=cp.asarray(starts),
-                               entries=cp.asarray(entries), deferred=cp.zeros(2 + p.tiles[0] * p.tiles[1], np.int32))
+        spx = supertile_px(W, H, p.geometry.tile, g)
+        entries, starts = host_lists(pos, rad, W, H, p.geometry.tile, spx, g)
         for variant in json.loads(a.variants):
-            plan = dataclasses.replace(p, binned=dataclasses.replace(p.binned, super_grid=g, super_px=spx),
-                                       capacity=len(entries),
-                                       tuning=p.tuning | {"SUPER_GRID": g} | variant)
-            kernels = Kernels(plan)
-            draw_tiles(kernels, layer, lists, state.image, cleared=True, mode=mode)    # compiled, warmed
-            launch = kernels.launched[-1][1]
+            # the draw alone, compiled for this grid: a path of the same policy, with these lists,
+            # drawing into the renderer's image
+            probe = dataclasses.replace(p, super_grid=g, super_px=spx, capacity=len(entries)).prepare(scene)
+            probe.image = path.image
+            probe.lists = SupertileLists(counts=None, warp_offsets=None, totals=None, starts=cp.asarray(starts),
+                                         entries=cp.asarray(entries))
+            probe.draw_cu = KernelFile("draw.cu", probe.policy.defines | variant, probe.launched)
+            if isinstance(probe, LayeredPath):
+                probe.draw_front(cleared=True)                 # compiled, warmed
+            else:
+                probe.draw(probe.all, cleared=True)
+            launch = probe.launched[-1][1]
             us = time_launch(launch)
             got = base.get_image()
             diff = float(np.abs(got - want)[..., :3].max())      # alpha follows the rounds
+            deferred = int(probe.deferred[0].get()) if isinstance(probe, LayeredPath) else 0
             run = {"grid": g, "super_px": spx, "entries": len(entries), "variant": variant,
-                   "render_fast_us": us, "deferred": int(lists.deferred[0].get()), "max_diff": diff}
+                   "draw_us": us, "deferred": deferred, "max_diff": diff}
             out["runs"].append(run)
             print(json.dumps(run), flush=True)
     if a.output:

@@ -12,13 +12,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from circle_render import registry  # noqa: E402
-from circle_render.display.rgba8 import frame_rgba8, to_rgba8  # noqa: E402
-from circle_render.gpu import gpu_name  # noqa: E402
-from circle_render.scenes import make_scene  # noqa: E402
-from circle_render.timing.bench import current_commit  # noqa: E402
-from circle_render.timing.timer import wall_times  # noqa: E402
-from records import print_record  # noqa: E402  (benchmarks/records.py, beside this script)
+from records import print_record  # benchmarks/records.py, beside this script
+
+from circle_render import registry
+from circle_render.display.rgba8 import frame_rgba8, to_rgba8
+from circle_render.gpu import gpu_name
+from circle_render.scenes import make_scene
+from circle_render.timing.bench import current_commit
+from circle_render.timing.timer import wall_times
 
 
 def main() -> None:
@@ -33,9 +34,9 @@ def main() -> None:
     for name in a.scenes.split(","):
         r = registry.create("cuda")
         r.load(make_scene(name), a.size, a.size)
-        steps = {"render": lambda: (r.clear(), r.advance(), r.render()),
-                 "rgba8_on_gpu_and_copy": lambda: frame_rgba8(r),
-                 "float_copy_and_cpu_convert": lambda: to_rgba8(r.get_image())}
+        steps = {"render": lambda r=r: (r.clear(), r.advance(), r.render()),
+                 "rgba8_on_gpu_and_copy": lambda r=r: frame_rgba8(r),
+                 "float_copy_and_cpu_convert": lambda r=r: to_rgba8(r.get_image())}
         med = {k: wall_times(step, a.frames - 1, sync=r.synchronize, warmup=1).median   # the first: warm-up
                for k, step in steps.items()}
         med["frame_total"] = med["render"] + med["rgba8_on_gpu_and_copy"]

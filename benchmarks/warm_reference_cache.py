@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from circle_render.check.reference_cache import reference_frame  # noqa: E402
-from circle_render.timing.timer import wall_times  # noqa: E402
+from circle_render.check.reference_cache import reference_frame
+from circle_render.timing.timer import wall_times
 
 
 def one(job):

@@ -1,6 +1,9 @@
 """Every constant the host and the kernels share, in one place: kernels receive them as -D
 options (``compile_defines``), never as copies. Float values are float32, as the course's are.
 """
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 f32 = np.float32
@@ -38,30 +41,25 @@ SCAN_BLOCK = 1024                    # threads per block of the renderer's one-b
 
 # The standalone primitives (cuda/primitives.py, kernels/scan.cu, kernels/saxpy.cu)
 SCAN_THREADS = 256                   # threads per block of the device-wide scan, each taking
-SCAN_ITEMS = 32                      # this many consecutive ints (a multiple of 4: int4 loads);
-                                     # fastest of 6 shapes at 40M with the swizzled stage
-                                     # (scan_variants.py, docs/perf-notes.md)
+SCAN_ITEMS = 32                      # this many consecutive ints (a multiple of 4: int4 loads)
 SAXPY_THREADS = 256
 SAXPY_BLOCKS_PER_SM = 32             # saxpy's grid: this many blocks per SM, grid-stride beyond
 CLEAR_THREADS = 256                  # threads per block of clear_image (a block per row segment)
 ANIMATE_THREADS = 256                # threads per block of the animation steps (one per circle)
 
-# The fast renderer (cuda/fast.py, cuda/plan.py, kernels/bin.cu, draw.cu, sparse_*.cu). Those the
-# plan varies per scene are TUNABLE (cuda/plan.py); the rest are plain constants, each kept by a
-# same-call A/B (benchmarks/results/H100-knobs-*.json, docs/perf-notes.md)
-FAST_TILE = 32                       # its tiles are FAST_TILE x FAST_TILE pixels, one block of
-                                     # BLOCK_THREADS threads each (FAST_TILE^2 / BLOCK_THREADS
-                                     # pixels per thread), SPARSE_TILE on the sparse path. Small
-                                     # circles too: 32 beat 16 for rand1M 61.6 against 110 us,
-                                     # snowsingle 77.7 against 91.5, snow 10.5 against 23.7
-LARGE_CIRCLE_PX = 128                # scenes of circles above this (biglittle: 235): see CULL_ITEMS
+# The fast renderer (cuda/fast.py and its paths, cuda/walk.py, binned.py, sparse.py). Those a path's
+# plan varies per scene are TUNABLE (cuda/plan.py); the rest are plain constants. What each was
+# measured against, and the same-call A/B that kept it: docs/perf-notes.md and the records it cites.
+FAST_TILE = 32                       # the walk's tiles are FAST_TILE x FAST_TILE pixels, one block
+                                     # of BLOCK_THREADS threads each (FAST_TILE^2 / BLOCK_THREADS
+                                     # pixels per thread), small circles too; SPARSE_TILE on the
+                                     # sparse path
+LARGE_CIRCLE_PX = 128                # scenes of circles above this walk CULL_ITEMS_LARGE a step
 SUPER_GRID = 8                       # circles are binned into SUPER_GRID x SUPER_GRID supertiles;
                                      # the plan chooses it per scene and size (SUPER_RADII), this is
                                      # the default of kernels compiled on their own
 SUPER_RADII = 4                      # supertiles are the fewest tiles (a power of two) at least this
-                                     # many mean radii a side: the draw measured fastest so for
-                                     # rand1M, rand100k and snowsingle at 1024 and 4096 (rand1M 4096:
-                                     # 263.8 us against 313.1 with 8 x 8 supertiles; perf-notes)
+                                     # many mean radii a side: where the draw measured fastest
 MAX_SUPER_GRID = 32                  # ... and at most this many a side (bin_emit: a counter per warp
                                      # and supertile in shared memory)
 BIN_COUNTS = 1 << 18                 # binning chunks are made larger where supertiles x chunks
@@ -69,19 +67,16 @@ BIN_COUNTS = 1 << 18                 # binning chunks are made larger where supe
 BIN_THREADS = 256                    # threads per block of the binning kernels
 BIN_TARGET_BLOCKS = 1024             # binning blocks aimed for: each thread takes n / (this *
 BIN_MAX_ITEMS = 16                   # BIN_THREADS) circles, at most BIN_MAX_ITEMS (the counts
-                                     # matrix has SUPER_GRID^2 rows, one column per block); 256 and
-                                     # 4096 blocks measured within 3%
+                                     # matrix has SUPER_GRID^2 rows, one column per block)
 CULL_ITEMS = 2                       # circles each thread tests per step of a tile's walk, in
                                      # binned scenes (their lists hold few misses) and at most on
                                      # tiles smaller than FAST_TILE (a pixel a thread) ...
 CULL_ITEMS_UNBINNED = 4              # ... scenes that are not binned walk every circle, most of
-                                     # them misses: longer steps (rand10k 31.7 us, 35.6 at 2) ...
-CULL_ITEMS_LARGE = 3                 # ... or this for circles above LARGE_CIRCLE_PX (biglittle 29.3
-                                     # us, 32.1 at 2, 33.5 at 4); never more than a scene's
-                                     # circles need (rgb: 1, 9.2 us against 9.6 at 2)
+                                     # them misses: longer steps ...
+CULL_ITEMS_LARGE = 3                 # ... or this for circles above LARGE_CIRCLE_PX; never more
+                                     # than a scene's circles need
 BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
-FAST_MIN_BLOCKS = 4                  # render_fast's blocks an SM at least (64 registers): without
-                                     # the bound rand10k 1.51x, 3: 1.13x slower
+FAST_MIN_BLOCKS = 4                  # the walk's blocks an SM at least (64 registers: a launch bound)
 SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
                                      # circles a pixel (sum of areas / image) draw sparse: no
                                      # pixel saturates, so every circle is drawn, in order per tile
@@ -92,62 +87,51 @@ SPARSE_SHARED_TILES = 16384          # up to this many tiles (2048 pixels a side
                                      # the plan's choice: sparse_bin.cu sizes them by the tiles)
 SPARSE_BIN_BLOCKS = 4096             # ... beyond, global atomics: most blocks (grid-stride beyond)
 SPARSE_BIN_THREADS = 1024            # threads per block of the sparse binning kernels
-SPARSE_SORT_BYTES = 110 * 1024       # sparse_sort's shared memory (two blocks an SM): its
+SPARSE_SORT_BYTES = 110 * 1024       # sparse_bin_shared's shared memory (two blocks an SM): its
                                      # counters, its chunk's offsets and, if they fit, its
                                      # chunk's entries, written out whole (else one by one)
-SPARSE_GROUP_TILES = 32              # tiles whose counts a warp of sparse_scan_in_groups scans
+SPARSE_GROUP_TILES = 32              # tiles whose counts a warp of sparse_bin_scan_tiles scans
 SPARSE_AHEAD = 6                     # entries of its tile's segment of a chunk that a thread of
-                                     # render_sparse loads before the block scans the segments
-                                     # (micro2M's hold 2 to 3 at 1024; 1 ahead: 1.08x slower);
+                                     # the sparse draw loads before the block scans the segments;
                                      # longer ones, the thread or its warp copies after the scan
-SPARSE_STAGE = 768                   # circles render_sparse stages in shared memory at a time
-                                     # (flat; snow two thirds): micro2M's tiles hold about 620
-SPARSE_BITS = 1                      # render_sparse orders each pixel's circles by bit masks (1)
+SPARSE_STAGE = 768                   # circles the sparse draw stages in shared memory at a time
+                                     # (flat; snow two thirds)
+SPARSE_BITS = 1                      # the sparse draw orders each pixel's circles by bit masks (1)
                                      # or walks each warp's sub-tile through the staged circles
                                      # (0); the plan's choice, by SPARSE_BITS_MAX_PX
 SPARSE_BITS_MAX_PX = 1.5             # pixel bits for circles of at most this mean radius in
                                      # pixels: a circle marks few pixels and a pixel visits only
-                                     # its own circles (micro2M, r 1.0 px at 1024: draw 157 ->
-                                     # 135 us); larger ones cover much of a warp's sub-tile, which
-                                     # the walk uses better (r 4.1 px at 4096: 664 against 935)
-SPARSE_SHARED = 1                    # shared (1) or global (0) counting (the plan's choice,
-                                     # cuda/plan.py): the default for sparse_bin.cu compiled on its own
+                                     # its own circles; larger ones cover much of a warp's
+                                     # sub-tile, which the walk uses better
 BLEND_CHECK = 4                      # a warp checks whether its pixels are all finished every
-                                     # this many hits that only partly cover its sub-tile (every
-                                     # hit: littlebig 1.06x slower; never: rand1M 4096 1.06x)
+                                     # this many hits that only partly cover its sub-tile
 REACH_MARGIN = f32(1.0001)           # a circle reaches a rectangle of pixel centres when its
                                      # distance is within r^2 * this (rounding margin)
 T_EPS = 1e-4                         # a pixel is finished once its transmittance is below this;
                                      # what it leaves out is at most T_EPS * max colour
 FRONT_DEPTH = 128                    # flat binned scenes deeper than twice this bin only their last
                                      # circles first, enough to cover the average pixel this many
-                                     # times (rand1M: 30%; counted, its worst pixel needs the last
-                                     # 16% at 1024, 22% at 4096); tiles that this front layer
-                                     # leaves unfinished are drawn again from every circle
-                                     # (DRAW_BACK). 100 saved 3 us more and left 1.07x to spare.
-SNOW_SCENE = 0                       # render_fast and render_sparse are compiled per shading: 1 for
-                                     # snow (the plan sets it), 0 for flat
-DRAW_ALL, DRAW_FRONT, DRAW_BACK = 0, 1, 2    # render_fast's layers: every circle; the front
-                                     # layer, deferring unfinished tiles; the deferred tiles again
-
-
+                                     # times; tiles that this front layer leaves unfinished are
+                                     # drawn again from every circle (cuda/binned.py, LayeredPath)
+SNOW_SCENE = 0                       # the draw kernels are compiled per shading: 1 for snow (the
+                                     # plan sets it), 0 for flat
 MAX_CELL_TILES = 256                 # list entries pack tile boxes relative to their supertile in
                                      # bytes: supertiles of up to this many tiles a side
-SPARSE_MIN_BLOCKS = 4                # render_sparse's blocks an SM at least (launch bound)
+SPARSE_MIN_BLOCKS = 4                # the sparse draw's blocks an SM at least (a launch bound)
 
 # Values the kernels take from the ones above (the compile options carry them, so that no
 # kernel writes its own copy).
-DERIVED = {
+DERIVED: dict[str, Callable[[dict[str, Any]], int]] = {
     "SUPERTILES": lambda c: c["SUPER_GRID"] * c["SUPER_GRID"],
     "BIN_WARPS": lambda c: c["BIN_THREADS"] // 32,
     "TILE_ITEMS": lambda c: c["SCAN_THREADS"] * c["SCAN_ITEMS"],
 }
 # What every kernel module is compiled with (as -D macros), before overrides and DERIVED.
-SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "MAX_SUPER_GRID", "BIN_THREADS", "BIN_MAX_ITEMS", "CULL_ITEMS",
-          "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS",
+SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "MAX_SUPER_GRID", "BIN_THREADS", "BIN_MAX_ITEMS",
+          "CULL_ITEMS", "BLEND_CHECK", "FAST_TILE", "SCAN_THREADS", "SCAN_ITEMS", "SAXPY_THREADS",
           "FAST_MIN_BLOCKS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
-          "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_SHARED", "SPARSE_AHEAD",
-          "SPARSE_BITS", "SNOW_SCENE", "T_EPS", "REACH_MARGIN", "DRAW_ALL", "DRAW_FRONT", "DRAW_BACK",
+          "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_AHEAD",
+          "SPARSE_BITS", "SNOW_SCENE", "T_EPS", "REACH_MARGIN",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
           "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",
           "BALL_GRAVITY", "BALL_BOUNCE", "BALL_STOP_EPS", "SPARK_RANGE", "SNOW_GRAVITY", "SNOW_DRAG",
@@ -155,13 +139,13 @@ SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "MAX_SUPER_G
           "SNOW_RESPAWN_NOISE", "SNOW_RESPAWN_X", "SNOW_RESPAWN_Y", "SNOW_RESPAWN_VX")
 
 
-def _ramp_defines() -> dict:
+def _ramp_defines() -> dict[str, Any]:
     """The snow ramp as SNOW_RAMP_R0 .. SNOW_RAMP_B4 and its last index, SNOW_RAMP_LAST."""
     out = {f"SNOW_RAMP_{'RGB'[c]}{k}": SNOW_RAMP[k, c] for k in range(len(SNOW_RAMP)) for c in range(3)}
     return out | {"SNOW_RAMP_LAST": len(SNOW_RAMP) - 1}
 
 
-def compile_defines(overrides: dict | None = None) -> dict[str, int | float]:
+def compile_defines(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The -D macros a kernel module is compiled with: SHARED, then ``overrides`` (tuned
     values), then the DERIVED values computed from those."""
     values = {name: globals()[name] for name in SHARED} | _ramp_defines() | (overrides or {})

@@ -85,10 +85,10 @@ def test_the_fast_renderer_draws_the_largest_size_the_command_line_accepts(tmp_p
 
 def test_a_plan_whose_supertiles_outgrow_the_packed_boxes_is_refused():
     # no size the command line accepts gets there with the default constants
-    from circle_render.cuda.plan import plan_fast, too_large
+    from circle_render.cuda.fast import plan_fast
     big = plan_fast(make_scene("rand100k"), 16384, 16384, {"SUPER_GRID": 1})
-    assert "pixels a side" in too_large(big)
-    assert too_large(plan_fast(make_scene("rand100k"), 16384, 16384)) is None
+    assert "pixels a side" in big.too_large()
+    assert plan_fast(make_scene("rand100k"), 16384, 16384).too_large() is None
 
 
 def _default_signals():
@@ -275,7 +275,7 @@ def test_a_hangup_that_nohup_ignores_stays_ignored(tmp_path):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)      # what nohup does
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.Popen([sys.executable, "-m", "circle_render", "rgb", "-r", "cpu", "-s", "2048", "-o", "x.png"],
-                         cwd=tmp_path, env=env, stderr=subprocess.PIPE, preexec_fn=ignore_hangups)  # noqa: PLW1509
+                         cwd=tmp_path, env=env, stderr=subprocess.PIPE, preexec_fn=ignore_hangups)
     wait_for(lambda: any(f.suffix == ".part" for f in tmp_path.iterdir()) or p.poll() is not None)
     p.send_signal(signal.SIGHUP)
     assert p.wait(timeout=60) == 0, p.stderr.read()

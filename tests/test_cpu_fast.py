@@ -14,6 +14,7 @@ from circle_render import registry
 from circle_render.cpu import fast
 from circle_render.cpu.fast_bins import count_tiles, count_tiles_serial, list_tiles, list_tiles_serial
 from circle_render.cpu.fast_kernels import tile_rect
+from circle_render.cpu.fast_types import Circles, Counts, Entries, TileGrid, fields
 from circle_render.cpu.reference import CpuRenderer, reference_image
 from circle_render.cpu.shading import circle_bounds, clear_rows, to_bytes
 from circle_render.scenes import SCENE_NAMES, make_scene
@@ -25,20 +26,19 @@ ROOT = Path(__file__).resolve().parent.parent
 def bin_both_ways(scene, width, height, tile_w, tile_h):
     """(starts, costs, ids, entry_boxes, entry_data) from the serial kernels, after checking
     that the parallel ones make the same lists whatever the number of parts."""
-    tiles_x, tiles_y = -(-width // tile_w), -(-height // tile_h)
-    circles = scene.position, scene.radius
+    grid = fields(TileGrid(width, height, tile_w, tile_h, -(-width // tile_w), -(-height // tile_h)))
+    circles = fields(Circles(scene.position, scene.radius, scene.color))
 
     def lists(count, make):
         shown = np.empty(scene.n, np.int32)
-        starts, costs, fill, shown_per_part = count(shown)
-        out = np.empty(starts[-1], np.int32), np.empty((starts[-1], 4), np.int32), np.empty((starts[-1], 8), np.float32)
-        make(*circles, scene.color, width, height, tile_w, tile_h, tiles_x, fill, shown, shown_per_part, *out)
-        return (starts, costs, *out)
-    serial = lists(lambda shown: count_tiles_serial(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y, shown),
-                   list_tiles_serial)
+        counts = Counts(*count(shown))
+        total = counts.starts[-1]
+        out = Entries(np.empty(total, np.int32), np.empty((total, 4), np.int32), np.empty((total, 8), np.float32))
+        make(circles, grid, fields(counts), shown, fields(out))
+        return (counts.starts, counts.costs, *out)
+    serial = lists(lambda shown: count_tiles_serial(circles, grid, shown), list_tiles_serial)
     for parts in (1, 3, 8):
-        parallel = lists(lambda shown: count_tiles(*circles, width, height, tile_w, tile_h, tiles_x, tiles_y, parts,
-                                                   shown), list_tiles)
+        parallel = lists(lambda shown, parts=parts: count_tiles(circles, grid, parts, shown), list_tiles)
         assert all(np.array_equal(a, b) for a, b in zip(serial, parallel)), parts
     return serial
 
@@ -153,7 +153,8 @@ def test_array_api_with_cpu_fast_matches_cpu():
 
 def test_ctrl_c_stops_a_long_render_promptly(tmp_path):
     """SIGINT mid-render: the chunks between parallel calls let Python raise KeyboardInterrupt."""
-    code = ("import signal, time; signal.signal(signal.SIGINT, signal.default_int_handler);"  # a background job ignores it
+    # a background job ignores SIGINT: the child restores it
+    code = ("import signal, time; signal.signal(signal.SIGINT, signal.default_int_handler);"
             " from circle_render.cpu.fast import CpuFastRenderer, reference_image;"
             "from circle_render.scenes import make_scene;"
             "reference_image(make_scene('rgb', 1), 8, 8); reference_image(make_scene('snowsingle', 1), 8, 8);"
@@ -334,8 +335,9 @@ def test_a_forked_child_draws_after_its_parent_did():
 
 
 def test_a_users_threading_layer_wins():
-    code = ("import numba\nfrom circle_render.cpu.fast import reference_image\nfrom circle_render.scenes import make_scene\n"
-            "reference_image(make_scene('rand10k', 1), 300, 300)\nprint(numba.threading_layer())\n")
+    code = ("import numba\nfrom circle_render.cpu.fast import reference_image\n"
+            "from circle_render.scenes import make_scene\nreference_image(make_scene('rand10k', 1), 300, 300)\n"
+            "print(numba.threading_layer())\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_THREADING_LAYER": "workqueue"})
     assert p.returncode == 0 and p.stdout.strip() == "workqueue", p.stderr[-2000:]
@@ -386,3 +388,27 @@ def test_growing_scenes_grow_the_lists_buffers():
         image = np.empty((48, 48, 4), np.float32)             # what Painted() assumes: anything
         fast.render_image(scene, image, background=clear_rows(48, scene.shading), painted=fast.Painted(), lists=lists)
         assert same_bits(reference_image(scene, 48, 48, steps=0), image), name
+
+
+def test_importing_and_drawing_change_nothing_in_the_users_environment():
+    """No environment variable and no numba setting is changed by importing the package or
+    cpu-fast's modules, nor by drawing (the threading layer is chosen where the threads start)."""
+    code = ("import os, numba\n"
+            "env = dict(os.environ)\n"
+            "c = numba.config\n"
+            "config = (c.THREADING_LAYER, list(c.THREADING_LAYER_PRIORITY), c.CACHE_DIR)\n"
+            "def same():\n"
+            "    return dict(os.environ) == env and config == (numba.config.THREADING_LAYER,"
+            " list(numba.config.THREADING_LAYER_PRIORITY), numba.config.CACHE_DIR)\n"
+            "import circle_render, circle_render.cli, circle_render.cpu.fast, circle_render.cpu.fast_kernels\n"
+            "import circle_render.cpu.fast_bins, circle_render.cpu.fast_animation\n"
+            "imported = same()\n"
+            "from circle_render.cpu.fast import reference_image\nfrom circle_render.scenes import make_scene\n"
+            "reference_image(make_scene('rand10k', 1), 100, 100)\n"
+            "print(imported, same(), numba.threading_layer())\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_THREADING")}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**env, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0, p.stderr[-2000:]
+    imported, drawn, layer = p.stdout.split()
+    assert imported == drawn == "True" and layer in ("tbb", "workqueue")

@@ -30,20 +30,26 @@ def test_kernel_compiles_with_nvcc(name, tmp_path):
     assert p.returncode == 0, p.stderr
 
 
+# each path's kernel files
+PATH_FILES = {"walk": ["walk.cu"], "binned": ["bin.cu", "draw.cu"], "sparse": ["sparse_bin.cu", "sparse_draw.cu"]}
+
+
 def _fast_variants():
-    """The distinct constants the fast renderer compiles its kernels with, over every scene."""
-    from circle_render.cuda.plan import plan_fast
+    """The distinct (kernel file, constants) the fast renderer compiles, over every scene at two
+    sizes (the sparse path counts globally past 2048 pixels)."""
+    from circle_render.cuda.fast import plan_fast
     from circle_render.scenes import SCENE_NAMES, make_scene
     seen = {}
     for name in SCENE_NAMES:
-        plan = plan_fast(make_scene(name), 1024, 1024)
-        seen.setdefault(tuple(sorted(plan.defines.items())), name)
-    return [pytest.param(dict(k), id=name) for k, name in seen.items()]
+        for size in (1024, 4096):
+            plan = plan_fast(make_scene(name), size, size)
+            for file in PATH_FILES[plan.name]:
+                seen.setdefault((file, tuple(sorted(plan.defines.items()))), f"{name}-{size}-{file}")
+    return [pytest.param(file, dict(defines), id=case) for (file, defines), case in seen.items()]
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit) on PATH")
-@pytest.mark.parametrize("variant", _fast_variants())
-@pytest.mark.parametrize("name", ["bin.cu", "draw.cu", "sparse_bin.cu", "sparse_draw.cu"])
+@pytest.mark.parametrize("name,variant", _fast_variants())
 def test_fast_renderer_compiles_as_each_scene_uses_it(name, variant, tmp_path):
     # static_asserts (shared memory, ballot words) depend on the per-scene constants
     src = tmp_path / name

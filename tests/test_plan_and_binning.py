@@ -1,4 +1,4 @@
-"""The fast renderer's plan (host arithmetic) and the NumPy twins of its binning kernels:
+"""The fast renderer's plans (host arithmetic) and the NumPy twins of its binning kernels:
 sizes, lists, capacity bounds (no GPU needed)."""
 import numpy as np
 import pytest
@@ -18,7 +18,10 @@ from circle_render.constants import (
 )
 from circle_render.cpu.animation import advance
 from circle_render.cpu.shading import circle_bounds
+from circle_render.cuda import binned as B_
 from circle_render.cuda import plan as P
+from circle_render.cuda import sparse as S_
+from circle_render.cuda.fast import plan_fast
 from circle_render.scenes import SCENE_NAMES, make_scene
 from circle_render.twins import bin as B
 from circle_render.twins import sparse_bin as S
@@ -29,7 +32,7 @@ from circle_render.util import ceil_div
 @pytest.mark.parametrize("size,expected", [(1024, 128), (2048, 256), (517, 128), (64, 32), (4096, 512),
                                            (16384, 2048)])
 def test_supertile_px_is_a_power_of_two_tiles_covering_the_image(size, expected):
-    px = P.supertile_px(size, size, FAST_TILE, SUPER_GRID)
+    px = B_.supertile_px(size, size, FAST_TILE, SUPER_GRID)
     assert px == expected
     assert px % FAST_TILE == 0 and px * SUPER_GRID >= size
     per = px // FAST_TILE
@@ -37,7 +40,7 @@ def test_supertile_px_is_a_power_of_two_tiles_covering_the_image(size, expected)
 
 
 def _touch(scene, size, tile=FAST_TILE, grid=SUPER_GRID):
-    px = P.supertile_px(size, size, tile, grid)
+    px = B_.supertile_px(size, size, tile, grid)
     return B.super_touch(scene.position, scene.radius, size, size, tile, px, grid), px
 
 
@@ -71,7 +74,7 @@ def test_every_tile_finds_its_circles_in_its_supertile_list(scene, size, tile, g
 def test_counts_offsets_and_lists_agree(scene):
     s = make_scene(scene)
     touch, px = _touch(s, 256)
-    chunk = BIN_THREADS * P.items_per_thread(s.n)
+    chunk = BIN_THREADS * B_.items_per_thread(s.n)
     counts, warp_offsets = B.bin_count(touch, chunk)
     prefix, totals = B.bin_scan(counts, SUPER_GRID ** 2)
     chunks = ceil_div(s.n, chunk)
@@ -102,9 +105,9 @@ def test_counts_offsets_and_lists_agree(scene):
 def test_the_plan_picks_the_supertiles_measured_fastest(scene, size, grid):
     # benchmarks/supergrid_probe.py: the draw against 4, 8, 16 and 32 supertiles a side
     # (docs/perf-notes.md, "Plan and paths"); every other binned plan follows the same rule
-    p = P.plan_fast(make_scene(scene), size, size)
-    assert p.path == "binned" and p.binned.super_grid == grid
-    assert p.binned.super_px >= 4 * make_scene(scene).radius.mean() * size or grid == MAX_SUPER_GRID
+    p = plan_fast(make_scene(scene), size, size)
+    assert p.name == "binned" and p.super_grid == grid
+    assert p.super_px >= 4 * make_scene(scene).radius.mean() * size or grid == MAX_SUPER_GRID
 
 
 @pytest.mark.parametrize("size", [64, 517, 1024, 4096, 16384])
@@ -112,40 +115,40 @@ def test_the_plan_picks_the_supertiles_measured_fastest(scene, size, grid):
 def test_supertiles_stay_within_the_packed_boxes_and_the_shared_counters(size, scale):
     s = make_scene("rand100k")
     s.radius[:] = s.radius / s.radius.mean() * scale
-    p = P.plan_fast(s, size, size, binned=True, sparse=False)      # small circles: sparse otherwise
-    b = p.binned
-    per = b.super_px // p.tile
+    b = plan_fast(s, size, size, binned=True, sparse=False)      # small circles: sparse otherwise
+    per = b.tiles_per_super
     assert 1 <= b.super_grid <= MAX_SUPER_GRID and per & (per - 1) == 0 and per <= MAX_CELL_TILES
-    assert b.super_px * b.super_grid >= size and P.too_large(p) is None
-    assert b.chunks * b.super_grid ** 2 <= max(BIN_COUNTS, b.super_grid ** 2 * ceil_div(s.n, BIN_THREADS * BIN_MAX_ITEMS))
+    assert b.super_px * b.super_grid >= size and b.too_large() is None
+    most_chunks = ceil_div(s.n, BIN_THREADS * BIN_MAX_ITEMS)
+    assert b.chunks * b.super_grid ** 2 <= max(BIN_COUNTS, b.super_grid ** 2 * most_chunks)
 
 
 def test_a_supertile_grid_past_the_shared_counters_is_refused():
     with pytest.raises(ValueError, match="SUPER_GRID must be 1 to 32"):
-        P.plan_fast(make_scene("rand100k"), 1024, 1024, {"SUPER_GRID": 64})
+        plan_fast(make_scene("rand100k"), 1024, 1024, {"SUPER_GRID": 64})
 
 
 @pytest.mark.parametrize("scene", SCENE_NAMES)
 @pytest.mark.parametrize("size", [64, 517, 1024])
 def test_capacity_bounds_the_lists_over_the_animation(scene, size):
     s = make_scene(scene)
-    plan = P.plan_fast(s, size, size, binned=True, sparse=False)
-    cap = P.list_capacity(s.radius, size, size, plan.binned.super_px, plan.binned.super_grid)
+    plan = plan_fast(s, size, size, binned=True, sparse=False)
+    cap = P.list_capacity(s.radius, size, size, plan.super_px, plan.super_grid)
     # hypnosis grows its radii, so its load-time bound holds for the loaded frame only (the
     # renderer falls back to walking every circle when a list overflows)
     steps = 0 if scene == "hypnosis" else 3 if s.animation else 0
     for step in range(steps + 1):
-        touch, _ = _touch(s, size, plan.tile, plan.binned.super_grid)
+        touch, _ = _touch(s, size, plan.geometry.tile, plan.super_grid)
         assert len(touch.circle) <= cap, f"step {step}"
         advance(s)
 
 
 def test_items_per_thread_fills_the_gpu_and_keeps_the_counts_small():
-    assert P.items_per_thread(10) == 1
-    assert P.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS) == 1
-    assert P.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS + 1) == 2
-    assert P.items_per_thread(2_000_000) == 8
-    assert P.items_per_thread(10**9) == BIN_MAX_ITEMS
+    assert B_.items_per_thread(10) == 1
+    assert B_.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS) == 1
+    assert B_.items_per_thread(BIN_THREADS * BIN_TARGET_BLOCKS + 1) == 2
+    assert B_.items_per_thread(2_000_000) == 8
+    assert B_.items_per_thread(10**9) == BIN_MAX_ITEMS
 
 
 @pytest.mark.parametrize("size", [64, 517, 1024, 4096])
@@ -172,10 +175,10 @@ def test_sparse_path_is_chosen_by_depth():
     # micro2M covers about 6.3 circles a pixel: tile lists put in order; everything else walks tiles
     for name, path in [("micro2M", "sparse"), ("rand1M", "binned"), ("snowsingle", "binned"),
                        ("rand10k", "walk"), ("fireworks", "walk")]:
-        plan = P.plan_fast(make_scene(name), 1024, 1024)
-        assert plan.path == path, name
+        plan = plan_fast(make_scene(name), 1024, 1024)
+        assert plan.name == path, name
         if path == "sparse":
-            assert plan.tile * plan.tile == BLOCK_THREADS    # a pixel a thread
+            assert plan.geometry.tile ** 2 == BLOCK_THREADS    # a pixel a thread
     assert abs(P.mean_depth(make_scene("micro2M").radius) - 2e6 * np.pi * 1e-6) < 0.01
 
 
@@ -184,23 +187,24 @@ def test_sparse_sort_holds_a_chunk_in_shared_memory_where_it_fits(size, whole):
     # sparse_sort's shared memory: 16-bit counters, a row of tiles + 1 offsets, then `held`
     # entries; micro2M's chunks are written out whole up to 1600 pixels, entry by entry at 2048
     s = make_scene("micro2M")
-    plan = P.plan_fast(s, size, size)
-    tiles = plan.tiles[0] * plan.tiles[1]
-    assert plan.sparse.shared and plan.sparse.chunks == -(-s.n // SPARSE_CHUNK)
-    assert 4 * ((tiles + 1) // 2 + tiles + 1 + plan.sparse.held) <= SPARSE_SORT_BYTES
-    touch = S.tile_touch(tile_box(s.position, s.radius, size, size, plan.tile), *plan.tiles)
+    plan = plan_fast(s, size, size)
+    g, counting = plan.geometry, plan.counting
+    tiles = g.tile_count
+    assert isinstance(counting, S_.SharedCounting) and counting.chunks == -(-s.n // SPARSE_CHUNK)
+    assert 4 * ((tiles + 1) // 2 + tiles + 1 + counting.held) <= SPARSE_SORT_BYTES
+    touch = S.tile_touch(tile_box(s.position, s.radius, size, size, g.tile), *g.tiles)
     largest = S.sparse_count(touch, SPARSE_CHUNK).sum(axis=1).max()
-    assert (largest <= plan.sparse.held) == whole
-    assert not P.plan_fast(s, 2100, 2100).sparse.shared      # over SPARSE_SHARED_TILES: global
+    assert (largest <= counting.held) == whole
+    assert isinstance(plan_fast(s, 2100, 2100).counting, S_.GlobalCounting)     # over SPARSE_SHARED_TILES
 
 
 def test_sparse_draw_orders_small_circles_by_pixel_bits():
     # pixel bit masks for circles of mean radius up to SPARSE_BITS_MAX_PX pixels, else the walk
     s = make_scene("micro2M")                        # r = 0.001: 1.02 px at 1024, 4.1 at 4096
-    assert P.plan_fast(s, 1024, 1024).defines["SPARSE_BITS"] == 1
-    assert P.plan_fast(s, 1600, 1600).defines["SPARSE_BITS"] == 0
-    assert P.plan_fast(s, 4096, 4096).defines["SPARSE_BITS"] == 0
-    assert P.plan_fast(s, 4096, 4096, {"SPARSE_BITS": 1}).defines["SPARSE_BITS"] == 1
+    assert plan_fast(s, 1024, 1024).defines["SPARSE_BITS"] == 1
+    assert plan_fast(s, 1600, 1600).defines["SPARSE_BITS"] == 0
+    assert plan_fast(s, 4096, 4096).defines["SPARSE_BITS"] == 0
+    assert plan_fast(s, 4096, 4096, {"SPARSE_BITS": 1}).defines["SPARSE_BITS"] == 1
 
 def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     s = make_scene("rand10k")
@@ -210,7 +214,7 @@ def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     box = tile_box(s.position, s.radius, size, size, tile)
     touch = S.tile_touch(box, tiles_x, tiles_x)
     counts = S.sparse_count(touch, chunk)
-    segments = [S.sparse_emit(touch, chunk, t) for t in range(tiles)]
+    segments = [S.sparse_bin_emit(touch, chunk, t) for t in range(tiles)]
     assert counts.shape == (3, tiles)
     assert [[len(x) for x in t] for t in segments] == counts.T.tolist()
     # shared counting: chunk-major, segment b of tile t at starts[b] + offsets[b, t]
@@ -225,8 +229,8 @@ def test_tile_lists_hold_each_circle_under_every_tile_of_its_box():
     # global counting: one chunk, tile-major, tile t's list at its group's start plus local[t]
     whole = S.sparse_count(touch, None)
     assert np.array_equal(whole, counts.sum(axis=0, keepdims=True))
-    totals, local, group_totals = S.sparse_scan_in_groups(whole, group=8)
-    begin = S.list_starts(S.sparse_scan_groups(group_totals), local, group=8)
+    totals, local, group_totals = S.sparse_bin_scan_tiles(whole, group=8)
+    begin = S.list_starts(S.sparse_bin_scan_groups(group_totals), local, group=8)
     assert np.array_equal(begin, np.concatenate([[0], np.cumsum(totals)]))
     entries = S.sparse_list(touch, None)
     lists = [entries[begin[t]:begin[t + 1]] for t in range(tiles)]

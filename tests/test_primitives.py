@@ -64,7 +64,7 @@ def test_40M_elements_and_int32_wrap(kind):
     n = 40_000_000
     x = inputs(n, kind)
     assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(x))), exclusive_scan_i32(x))
-    idx, count = find_repeats(cp.asarray(x))
+    idx, _ = find_repeats(cp.asarray(x))
     assert np.array_equal(cp.asnumpy(idx), find_repeats_i32(x))
     big = np.full(5000, 2**30, np.int32)               # sums pass 2^31: wrap like int32
     assert np.array_equal(cp.asnumpy(exclusive_scan(cp.asarray(big))), exclusive_scan_i32(big))

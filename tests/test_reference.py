@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from circle_render.constants import FLAT_ALPHA
-from circle_render.cpu import reference as R
+from circle_render.cpu import reference_boxes as R
 from circle_render.cpu.reference import CpuRenderer, reference_image
 from circle_render.cpu.shading import clear_image, snow_alpha_color, to_bytes
 from circle_render.golden.make import GOLDEN_SIZE, golden_cases, golden_path
@@ -77,7 +77,8 @@ def test_to_bytes_truncates_and_flips():
 
 def test_plan_merges_short_runs_where_sizes_straddle_the_threshold():
     # rand1M at 517: box areas straddle SMALL_BOX_AREA, so raw runs are a few circles long
-    from circle_render.cpu.reference import MIN_RUN, PAIR_MAX_AREA, SMALL_BOX_AREA, _plan
+    from circle_render.cpu.reference import _plan
+    from circle_render.cpu.reference_boxes import MIN_RUN, PAIR_MAX_AREA, SMALL_BOX_AREA
     s = make_scene("rand1M")
     _, area, small, runs = _plan(s, 517, 517)
     raw = np.count_nonzero(np.diff((area <= SMALL_BOX_AREA).astype(np.int8))) + 1

@@ -39,7 +39,7 @@ def test_floats_are_float32_rand_over_rand_max():
     f = g.floats(1000)
     assert f.dtype == np.float32
     assert np.array_equal(f, h.ints(1000).astype(np.float32) / np.float32(RAND_MAX))
-    assert 0 <= f.min() and f.max() <= 1
+    assert f.min() >= 0 and f.max() <= 1
 
 
 def test_bad_seed_rejected():

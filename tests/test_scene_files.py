@@ -198,5 +198,5 @@ def test_mutated_files_load_or_fail_in_one_line(tmp_path, base, edits):
 
 
 def test_scene_text_refuses_unknown_suffix():
-    with pytest.raises(ValueError, match="accepted: .par, .circles"):
+    with pytest.raises(ValueError, match=r"accepted: \.par, \.circles"):
         scene_text(make_scene("rgb"), ".csv")

@@ -118,7 +118,7 @@ def test_snowsingle_is_snow_after_401_steps_through_the_course_file():
         advance(s)
     single = make_scene("snowsingle", seed=5)
     assert single.animation is None and single.shading == s.shading
-    six = lambda a: np.array([float(f"{v:f}") for v in a.ravel()], dtype=f32).reshape(a.shape)  # noqa: E731
+    six = lambda a: np.array([float(f"{v:f}") for v in a.ravel()], dtype=f32).reshape(a.shape)
     assert np.array_equal(single.position, six(s.position))
     assert np.array_equal(single.velocity, six(s.velocity))
     assert np.array_equal(single.radius, six(s.radius))
@@ -129,7 +129,8 @@ def test_snowsingle_file_is_the_course_format_and_reads_back_the_same():
     lines = text.splitlines()
     assert lines[0] == "100000" and len(lines) == 100_001
     field = r"-?\d+\.\d{6}"
-    assert all(re.fullmatch(rf"{field} {field} {field}   {field} {field} {field}   {field}", l) for l in lines[1:50])
+    row = rf"{field} {field} {field}   {field} {field} {field}   {field}"
+    assert all(re.fullmatch(row, line) for line in lines[1:50])
     assert par_text(make_scene("snowsingle")) == text          # written again: the same bytes
 
 

@@ -28,8 +28,22 @@ def test_every_kernel_has_a_twin_named_after_it(file):
 
 def test_the_kernel_list_is_complete():
     found = {f: _kernels(f) for f in kernel_files()}
-    assert found["bin.cu"] == ["bin_count", "bin_scan", "bin_emit"]
-    assert found["sparse_bin.cu"] == ["sparse_sort", "sparse_count", "sparse_scan_in_groups", "sparse_scan_groups",
-                                      "sparse_emit", "pack_records"]
-    assert found["sparse_draw.cu"] == ["render_sparse"]
-    assert found["draw.cu"] == ["render_fast"]
+    assert found["bin.cu"] == ["bin_count", "bin_scan", "bin_emit", "bin_back_count", "bin_back_scan", "bin_back_emit"]
+    assert found["sparse_bin.cu"] == ["sparse_bin_shared", "sparse_bin_count", "sparse_bin_scan_tiles",
+                                      "sparse_bin_scan_groups", "sparse_bin_emit", "sparse_pack"]
+    assert found["sparse_draw.cu"] == ["sparse_draw_shared", "sparse_draw_global"]
+    assert found["draw.cu"] == ["draw", "draw_front", "draw_back"]
+    assert found["walk.cu"] == ["walk"]
+
+
+def test_the_fast_renderers_stages_are_named_after_their_kernels():
+    # one name per stage, through stage, launch site (a method of its path) and kernel: a
+    # stage's kernels are named after it (the stage itself, or stage_step)
+    from circle_render.cuda import binned, sparse, walk
+    found = {k for f in kernel_files() for k in _kernels(f)}
+    for path, stages in [(walk.WalkPath, ("walk",)), (binned.BinnedPath, ("bin", "draw")),
+                         (binned.LayeredPath, ("bin", "draw_front", "bin_back", "draw_back")),
+                         (sparse.SparsePath, ("sparse_pack", "sparse_bin", "sparse_draw"))]:
+        for stage in stages:
+            assert callable(getattr(path, stage, None)), (path.__name__, stage)
+            assert any(k == stage or k.startswith(f"{stage}_") for k in found), stage

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute, full set with SASS per instruction, on one kernel per spec: writes
 # $OUT/<label>-details.csv and $OUT/<label>-sass.csv. Specs: "scene size kernel-regex label ...".
-#   bash benchmarks/device/ncu_source.sh "rand1M 4096 render_fast$ fast4096" "micro2M 1024 render_sparse$ sparse1024"
+#   bash benchmarks/device/ncu_source.sh "rand1M 4096 draw_front$ fast4096" "micro2M 1024 sparse_draw_shared$ sparse1024"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 echo "ncu: ${NCU:-none}"; [ -n "$NCU" ] || exit 0

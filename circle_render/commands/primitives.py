@@ -3,6 +3,8 @@ warm-up programs, timed the course's way (the kernels: circle_render/cuda/primit
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 import numpy as np
@@ -20,7 +22,8 @@ def make_input(kind: str, n: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 10, n, dtype=np.int32)
 
 
-def event_ms(step, runs: int = 3, warmup: int = 1, before=None) -> float:
+def event_ms(step: Callable[[], object], runs: int = 3, warmup: int = 1,
+             before: Callable[[], object] | None = None) -> float:
     """Min over ``runs`` of the CUDA-event time (ms) of ``step()`` (circle_render.timing.timer.event_times)."""
     return event_times(step, runs, warmup=warmup, before=before).min
 
@@ -36,7 +39,7 @@ def copy_gbps(nbytes: int, runs: int = 5) -> float:
     return 2 * src.nbytes / ms / 1e6
 
 
-def cub_scan(x):
+def cub_scan(x: Any) -> Any:
     """CuPy's CUB inclusive sum (the same work as an exclusive scan), for comparison. It scans
     ``x`` in place."""
     from cupy.cuda import cub
@@ -45,7 +48,7 @@ def cub_scan(x):
 
 # ---------------------------------------------------------------- saxpy
 
-def saxpy_report(n: int) -> dict:
+def saxpy_report(n: int) -> dict[str, Any]:
     """The course's SAXPY timing (upload + kernel + download, allocation excluded), the kernel
     alone, and the copy bandwidth of the same bytes; times in ms, bandwidths in GB/s."""
     import cupy as cp
@@ -58,7 +61,7 @@ def saxpy_report(n: int) -> dict:
     dx, dy, dout = cp.empty(n, np.float32), cp.empty(n, np.float32), cp.empty(n, np.float32)
     host_out = np.empty(n, np.float32)
     saxpy(a, dx, dy, dout)                            # compile and warm up
-    def overall():                                    # the copy back waits for the kernel
+    def overall() -> None:                            # the copy back waits for the kernel
         dx.set(x)
         dy.set(y)
         saxpy(a, dx, dy, dout)
@@ -74,7 +77,7 @@ def saxpy_report(n: int) -> dict:
 
 # ---------------------------------------------------------------- scan and find_repeats
 
-def run_primitive(mode: str, x_host: np.ndarray, runs: int = 3, use_cub: bool = False):
+def run_primitive(mode: str, x_host: np.ndarray, runs: int = 3, use_cub: bool = False) -> tuple[float, int | None]:
     """(device ms, first wrong index or None) of one scan or find_repeats over ``x_host``."""
     import cupy as cp
 
@@ -87,7 +90,7 @@ def run_primitive(mode: str, x_host: np.ndarray, runs: int = 3, use_cub: bool = 
         got = cp.asnumpy(fn())
         want = np.cumsum(x_host, dtype=np.int32) if use_cub else exclusive_scan_i32(x_host)
     else:
-        fn = lambda: find_repeats(x)                 # noqa: E731
+        fn = lambda: find_repeats(x)
         got = cp.asnumpy(fn()[0])
         want = find_repeats_i32(x_host)
     ms = event_ms(fn, runs=runs)
@@ -102,8 +105,9 @@ def check_primitive(mode: str, rules: str, runs: int = 3, seed: int = 0) -> int:
     Returns the exit code (1 if any size was wrong)."""
     require_gpu(f"render check {mode}")
     gpu = gpu_name()
-    table = stored_times(gpu, mode) or stored_times("NVIDIA H100 80GB HBM3", mode)
-    source = gpu if stored_times(gpu, mode) else "NVIDIA H100 80GB HBM3 (no stored times for this GPU)"
+    own = stored_times(gpu, mode) if gpu else None
+    table = own or stored_times("NVIDIA H100 80GB HBM3", mode) or {}
+    source = gpu if own else "NVIDIA H100 80GB HBM3 (no stored times for this GPU)"
     rows = []
     for n in SCAN_SIZES[rules]:
         click.echo(f"check {mode}: {n} elements", err=True)

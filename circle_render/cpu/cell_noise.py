@@ -18,7 +18,7 @@ from importlib import resources
 import numpy as np
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def noise_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(P_X, P_Y, V): two int32 permutations of 0..255 and 256 float32 values."""
     data = json.loads((resources.files("circle_render") / "scenes" / "course_noise.json").read_text())
@@ -30,7 +30,7 @@ def noise_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return px, py, v
 
 
-def cell_noise(a, b, c, i) -> tuple[np.ndarray, np.ndarray]:
+def cell_noise(a: np.ndarray, b: np.ndarray, c: np.ndarray, i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The noise (x, y) at float32 points (a, b, c) for flakes ``i`` (arrays of equal shape)."""
     px, py, v = noise_tables()
     ia, ib, ic = (np.trunc(np.asarray(t, dtype=np.float32)).astype(np.int64) for t in (a, b, c))

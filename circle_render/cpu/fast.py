@@ -5,23 +5,25 @@ A frame (render_image): each tile's circles listed in index order, with their pi
 the reference computes them (count, then list) -> tiles drawn in parallel, each
 starting from the background where the frame was cleared, each pixel's circles blended in index
 order, in chunks of tiles between which Python sees Ctrl-C. The kernels are in fast_bins.py
-(lists) and fast_kernels.py (drawing); their buffers live in TileLists, reused frame to frame.
-Threads: numba's (all cores unless NUMBA_NUM_THREADS or numba.set_num_threads says otherwise).
+(lists) and fast_kernels.py (drawing), and take the named structures of fast_types.py; their
+buffers live in TileLists, reused frame to frame. Threads: numba's (all cores unless
+NUMBA_NUM_THREADS or numba.set_num_threads says otherwise), started on first use
+(fast_numba.py).
 """
 from __future__ import annotations
 
 import functools
 import threading
-from typing import NamedTuple
 
 import numpy as np
 
 from circle_render.constants import SNOW_RAMP
+from circle_render.cpu.fast_types import Circles, Counts, Entries, Fields, Frame, Shading, TileGrid, Tiles, fields
 from circle_render.cpu.shading import clear_rows, pixel_centres
 from circle_render.scenes.scene import SNOW, Scene
 
 TILE_W, TILE_H = 1024, 16    # tile size in pixels (powers of two): wide tiles compute each circle row's span once
-MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (52 bytes each), before the tiles grow
+MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (52 bytes each: Entries), before the tiles grow
 MAX_COUNTERS = 1 << 20       # parts x tiles of per-part tile counts at most (the count pass's memory)
 PARALLEL = threading.Lock()  # one parallel numba call at a time (the workqueue layer's rule)
 CHUNK_PIXELS = 1 << 26       # pixels drawn per parallel call: Ctrl-C waits for one call at most
@@ -32,17 +34,10 @@ UNREAD = np.zeros((0, 4), np.float32)   # the background argument of a frame tha
 centres = functools.lru_cache(maxsize=8)(pixel_centres)    # (size,) float32, read-only by convention
 
 
-class Tiles(NamedTuple):
-    """Each tile's circles: tile t (row-major, tile_w x tile_h pixels, tiles_x to a row) lists
-    entries [starts[t], starts[t + 1]) of boxes (entries, 4) int32 and data (entries, 8) float32,
-    and its circles' boxes cover costs[t] of its pixels (with repeats)."""
-    tile_w: int
-    tile_h: int
-    tiles_x: int
-    starts: np.ndarray
-    costs: np.ndarray
-    boxes: np.ndarray
-    data: np.ndarray
+@functools.lru_cache(maxsize=8)
+def shading(width: int, height: int, snow: bool) -> Fields:
+    """The Shading a frame of this size takes (its fields: see fast_types.py)."""
+    return fields(Shading(SNOW_RAMP, centres(width), centres(height), snow))
 
 
 def parts(threads: int, tiles: int) -> int:
@@ -55,10 +50,10 @@ class TileLists:
     """The tile lists' buffers, kept from frame to frame (they grow, never shrink): a new
     allocation's page faults would cost a scene of millions of circles more than binning it."""
 
-    def __init__(self):
-        self.shown = np.empty(0, np.int32)                                                # (n,) circles on the image
-        self.ids = np.empty(0, np.int32)                                                  # (entries,)
-        self.boxes, self.data = np.empty((0, 4), np.int32), np.empty((0, 8), np.float32)  # (entries, 4), (entries, 8)
+    def __init__(self) -> None:
+        self.shown = np.empty(0, np.int32)         # (n,) circles on the image
+        self.entries = Entries(np.empty(0, np.int32), np.empty((0, 4), np.int32), np.empty((0, 8), np.float32))
+        self._entries = fields(self.entries)
 
     def tiles(self, scene: Scene, width: int, height: int, threads: int) -> Tiles:
         """The scene's tile lists (fast_bins), TILE_W x TILE_H tiles with both sides doubled
@@ -66,40 +61,39 @@ class TileLists:
         from circle_render.cpu.fast_bins import count_tiles, count_tiles_serial, list_tiles, list_tiles_serial
         if self.shown.shape[0] != scene.n:
             self.shown = np.empty(scene.n, np.int32)
-        circles = scene.position, scene.radius
+        circles = fields(Circles(scene.position, scene.radius, scene.color))
         serial = scene.n < SERIAL_CIRCLES
-        count, make = (count_tiles_serial, list_tiles_serial) if serial else (count_tiles, list_tiles)
         tw, th = TILE_W, TILE_H
         while True:
-            tiles_x, tiles_y = -(-width // tw), -(-height // th)
-            split = () if serial else (parts(threads, tiles_x * tiles_y),)
+            grid = TileGrid(width, height, tw, th, -(-width // tw), -(-height // th))
             with PARALLEL:
-                starts, costs, fill, shown_per_part = count(*circles, width, height, tw, th, tiles_x, tiles_y, *split,
-                                                            self.shown)
-            if starts[-1] <= MAX_BIN_ENTRIES or (tw >= width and th >= height):    # one tile takes any count
+                counted = (count_tiles_serial(circles, fields(grid), self.shown) if serial else
+                           count_tiles(circles, fields(grid), parts(threads, grid.tiles_x * grid.tiles_y), self.shown))
+            counts = Counts(*counted)
+            if counts.starts[-1] <= MAX_BIN_ENTRIES or (tw >= width and th >= height):    # one tile takes any count
                 break
             tw, th = 2 * tw, 2 * th
-        entries = int(starts[-1])
-        if self.ids.shape[0] < entries:
+        entries = int(counts.starts[-1])
+        if self.entries.ids.shape[0] < entries:
             grown = entries + entries // 4
-            self.ids = np.empty(grown, np.int32)
-            self.boxes, self.data = np.empty((grown, 4), np.int32), np.empty((grown, 8), np.float32)
+            self.entries = Entries(np.empty(grown, np.int32), np.empty((grown, 4), np.int32),
+                                   np.empty((grown, 8), np.float32))
+            self._entries = fields(self.entries)
         with PARALLEL:
-            make(*circles, scene.color, width, height, tw, th, tiles_x, fill, self.shown, shown_per_part, self.ids,
-                 self.boxes, self.data)
-        return Tiles(tw, th, tiles_x, starts, costs, self.boxes, self.data)
+            (list_tiles_serial if serial else list_tiles)(circles, fields(grid), counted, self.shown, self._entries)
+        return Tiles(tw, th, grid.tiles_x, counts.starts, counts.costs, self.entries.boxes, self.entries.data)
 
 
 class Painted:
     """What of the image may differ from the background (the clear colours): per tile row, one
     span of pixels, so that a cleared frame rewrites only what the last frames painted."""
 
-    def __init__(self):
-        self.grid = None                               # (tile_w, tile_h, tiles_x, tiles)
+    def __init__(self) -> None:
+        self.grid: tuple[int, int, int, int] | None = None     # (tile_w, tile_h, tiles_x, tiles)
         self.spans = np.zeros((0, 1, 2), np.int32)     # (tiles, tile_h, 2): pixels [lo, hi) of each tile row
         self.all_background = False                    # the whole image is background
 
-    def for_grid(self, grid, width: int, height: int) -> np.ndarray:
+    def for_grid(self, grid: tuple[int, int, int, int], width: int, height: int) -> np.ndarray:
         """The spans for this tile grid; a new grid starts from what is known: nothing painted,
         or everything."""
         if grid != self.grid:
@@ -139,15 +133,14 @@ def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted
     from circle_render.cpu.fast_kernels import render_tiles
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
-    clear = background is not None
     costs = tiles.costs.copy()                     # each tile's work: box pixels, and pixels to clear
-    if clear:
+    if background is not None:
         costs += np.clip(painted[:, :, 1] - painted[:, :, 0], 0, None).sum(axis=1)
-    cx, cy = centres(width), centres(height)
-    lists = (tiles.tile_w, tiles.tile_h, tiles.tiles_x, tiles.starts, tiles.boxes, tiles.data, SNOW_RAMP, cx, cy, snow)
+    frame = fields(Frame(rows, background is not None, UNREAD if background is None else background, painted))
+    lists = fields(tiles)
     for part in chunks(costs, threads):
         with PARALLEL:
-            render_tiles(rows, part, clear, background if clear else UNREAD, painted, min(threads, part.size), *lists)
+            render_tiles(frame, lists, shading(width, height, snow), part, min(threads, part.size))
 
 
 def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, background: np.ndarray | None = None,
@@ -157,6 +150,9 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, ba
     float32, each row's clear colour), the image is cleared first, tile by tile as it is drawn;
     ``painted`` says what of the image may differ from the background, and is kept up to date."""
     import numba
+
+    from circle_render.cpu.fast_numba import start_threads
+    start_threads()
     height, width, _ = image.shape
     threads = threads or numba.get_num_threads()
     lists, painted = lists or TileLists(), painted or Painted()
@@ -173,11 +169,15 @@ class CpuFastRenderer:
 
     name = "cpu-fast"
 
+    scene: Scene
+    image: np.ndarray                    # (H, W, 4) float32, row 0 at the bottom
+
     def __init__(self, threads: int | None = None):
         self.threads = threads
-        self.scene = self.image = None
 
     def load(self, scene: Scene, width: int, height: int) -> None:
+        from circle_render.cpu.fast_numba import start_threads
+        start_threads()                                                  # numba's, on first use
         self.scene, self.width, self.height = scene.copy(), width, height
         self.image = np.empty((height, width, 4), dtype=np.float32)
         self._background = clear_rows(height, scene.shading)            # (H, 4) each row's clear colour

@@ -1,9 +1,12 @@
 """cpu-fast's animation step: the snow step compiled with numba, one flake at a time, every
 float32 operation of cpu/animation.py step_snow in the same order (so the flakes are bit-identical
 to the reference's); the other animated scenes have at most a few hundred circles, and their
-NumPy steps (cpu/animation.py) are already quick.
+NumPy steps (cpu/animation.py) are already quick. The kernel takes named structures
+(cpu/fast_types.py).
 """
 from __future__ import annotations
+
+from contextlib import AbstractContextManager
 
 import numba
 import numpy as np
@@ -24,14 +27,16 @@ from circle_render.constants import (
 )
 from circle_render.cpu import animation
 from circle_render.cpu.cell_noise import noise_tables
-from circle_render.cpu.fast_kernels import cached_njit
+from circle_render.cpu.fast_numba import cached_njit, start_threads
+from circle_render.cpu.fast_types import Fields, Flakes, Noise, fields
 from circle_render.scenes.scene import Scene
 
 f32 = np.float32
 
 
 @numba.njit(inline="always")
-def _noise(a, b, c, i, p_x, p_y, values):
+def _noise(a: float, b: float, c: float, i: int, p_x: np.ndarray, p_y: np.ndarray,
+           values: np.ndarray) -> tuple[float, float]:
     """cell_noise (cpu/cell_noise.py) of one point: float32 a, b, c truncated toward zero."""
     ia, ib, ic = np.int64(np.trunc(a)), np.int64(np.trunc(b)), np.int64(np.trunc(c))
     h = p_x[(ia * i) & 255]
@@ -46,9 +51,11 @@ def _noise(a, b, c, i, p_x, p_y, values):
 
 # numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
 @cached_njit(parallel=True)
-def snow_step(position, velocity, radius, p_x, p_y, values):
-    """One snow step in place: position (n, 3), velocity (n, 3), radius (n,) float32; the noise
-    tables (256,) int32, int32, float32. Numbered as in step_snow."""
+def snow_step(flakes: Fields, noise: Fields) -> None:
+    """One snow step in place: flakes (Flakes), noise (Noise: the cell-noise tables). Numbered as
+    in step_snow."""
+    position, velocity, radius = flakes
+    p_x, p_y, values = noise
     dt = f32(DT)
     for i in numba.prange(radius.shape[0]):
         x, y, z = position[i, 0], position[i, 1], position[i, 2]
@@ -78,11 +85,12 @@ def snow_step(position, velocity, radius, p_x, p_y, values):
         velocity[i, 0], velocity[i, 1] = vx, vy
 
 
-def advance(scene: Scene, lock) -> None:
+def advance(scene: Scene, lock: AbstractContextManager[object]) -> None:
     """cpu/animation.py advance, with the snow step compiled (``lock``: held around the
     parallel call, as cpu/fast.py does for every one)."""
     if scene.animation == "snow":
+        start_threads()
         with lock:
-            snow_step(scene.position, scene.velocity, scene.radius, *noise_tables())
+            snow_step(fields(Flakes(scene.position, scene.velocity, scene.radius)), fields(Noise(*noise_tables())))
     else:
         animation.advance(scene)

@@ -1,6 +1,7 @@
 """The numba kernels that bin ``cpu-fast``'s circles (cpu/fast.py): each tile's list of circles
 in index order, each entry with the circle's pixel box (as the reference computes it) and what
-its blend needs, in two passes over the circles: count per tile, then list.
+its blend needs, in two passes over the circles: count per tile, then list. The kernels take
+named structures (cpu/fast_types.py).
 
 Each pass has a parallel kernel and a serial one with the same body: waking numba's threads costs
 more than the whole pass for a few thousand circles. The circles are cut into consecutive parts;
@@ -13,7 +14,8 @@ import numba
 import numpy as np
 
 from circle_render.constants import FLAT_ALPHA, SNOW_ALPHA_BASE, SNOW_ALPHA_DEPTH, SNOW_MAX_ALPHA
-from circle_render.cpu.fast_kernels import cached_njit
+from circle_render.cpu.fast_numba import cached_njit
+from circle_render.cpu.fast_types import Fields
 
 f32 = np.float32
 ONE = f32(1)
@@ -21,7 +23,7 @@ ONE = f32(1)
 
 # numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
 @numba.njit(inline="always")
-def _pixels(p, r, size):
+def _pixels(p: float, r: float, size: int) -> tuple[int, int]:
     """Pixels [lo, hi) of a circle at p with radius r along an axis of ``size`` pixels, exactly as
     cpu/shading.py circle_bounds: lo = int((p - r) * size), hi = int((p + r) * size) + 1 (float32,
     truncated), clamped to [0, size]; clamped in float first, so no integer overflow."""
@@ -32,7 +34,7 @@ def _pixels(p, r, size):
 
 
 @numba.njit(inline="always")
-def _box(i, pos, radius, width, height):
+def _box(i: int, pos: np.ndarray, radius: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
     """Circle i's pixel box x0, x1, y0, y1 (_pixels along each axis)."""
     x0, x1 = _pixels(pos[i, 0], radius[i], width)
     y0, y1 = _pixels(pos[i, 1], radius[i], height)
@@ -40,7 +42,7 @@ def _box(i, pos, radius, width, height):
 
 
 @numba.njit(inline="always")
-def _rows_on_image(i, pos, radius, height):
+def _rows_on_image(i: int, pos: np.ndarray, radius: np.ndarray, height: int) -> bool:
     """Whether circle i's box has rows on the image (_box's y0 < y1), tested first: it is
     cheaper than the whole box, and most of a scene such as snow's may be off the image."""
     y0, y1 = _pixels(pos[i, 1], radius[i], height)
@@ -48,12 +50,12 @@ def _rows_on_image(i, pos, radius, height):
 
 
 @numba.njit(inline="always")
-def _clamped(v, size):
+def _clamped(v: int, size: int) -> int:
     return min(max(v, 0), size)
 
 
 @numba.njit(inline="always")
-def _record(i, pos, radius, color, out):
+def _record(i: int, pos: np.ndarray, radius: np.ndarray, color: np.ndarray, out: np.ndarray) -> None:
     """What circle i's blend needs, into out (8,) float32: px, py, r, 0.5 * colour (3, flat),
     snow's max alpha, and 0 (padding: a record is two 16-byte halves)."""
     out[0], out[1], out[2] = pos[i, 0], pos[i, 1], radius[i]
@@ -65,7 +67,7 @@ def _record(i, pos, radius, color, out):
 
 
 @numba.njit(inline="always")
-def _log2(size):
+def _log2(size: int) -> int:
     """log2 of a power of two (tile sides are: they are shifted by, not divided by)."""
     shift = 0
     while (1 << shift) < size:
@@ -76,17 +78,21 @@ def _log2(size):
 
 
 @numba.njit(inline="always")
-def _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown):
+def _count_part(part: int, parts: int, circles: Fields, grid: Fields, shifts: tuple[int, int], counts: np.ndarray,
+                costs: np.ndarray, shown: np.ndarray) -> int:
     """counts[part, t]: the circles of this part touching tile t; costs[part, t]: their box
-    pixels in it. The part's circles on the image are listed, in index order, in shown from the
-    part's first index on; returns how many there are."""
+    pixels in it (shifts: log2 of the tile sides). The part's circles on the image are listed,
+    in index order, in shown from the part's first index on; returns how many there are."""
+    position, radius, _ = circles
+    width, height, _, _, tiles_x, _ = grid
+    sw, sh = shifts
     n = radius.shape[0]
     lo = part * n // parts
     k = lo
     for i in range(lo, (part + 1) * n // parts):
-        if not _rows_on_image(i, pos, radius, height):
+        if not _rows_on_image(i, position, radius, height):
             continue
-        x0, x1, y0, y1 = _box(i, pos, radius, width, height)
+        x0, x1, y0, y1 = _box(i, position, radius, width, height)
         if x0 < x1 and y0 < y1:
             shown[k] = i
             k += 1
@@ -99,15 +105,19 @@ def _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts
 
 
 @numba.njit(inline="always")
-def _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, shown_per_part, ids, entry_boxes,
-               entry_data):
+def _list_part(part: int, circles: Fields, grid: Fields, shifts: tuple[int, int], fill: np.ndarray, shown: np.ndarray,
+               shown_per_part: np.ndarray, entries: Fields) -> None:
     """This part's circles on the image appended to their tiles' lists, tile t's from
     fill[part, t] on."""
+    position, radius, color = circles
+    width, height, _, _, tiles_x, _ = grid
+    ids, boxes, data = entries
+    sw, sh = shifts
     n = radius.shape[0]
     lo = part * n // fill.shape[0]
     for k in range(lo, lo + shown_per_part[part]):
         i = shown[k]
-        x0, x1, y0, y1 = _box(i, pos, radius, width, height)
+        x0, x1, y0, y1 = _box(i, position, radius, width, height)
         first = -1
         for ty in range(y0 >> sh, ((y1 - 1) >> sh) + 1):
             for tx in range(x0 >> sw, ((x1 - 1) >> sw) + 1):
@@ -115,16 +125,23 @@ def _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, s
                 e = fill[part, t]
                 fill[part, t] = e + 1
                 ids[e] = i
-                entry_boxes[e, 0], entry_boxes[e, 1], entry_boxes[e, 2], entry_boxes[e, 3] = x0, x1, y0, y1
+                boxes[e, 0], boxes[e, 1], boxes[e, 2], boxes[e, 3] = x0, x1, y0, y1
                 if first < 0:
-                    _record(i, pos, radius, color, entry_data[e])
+                    _record(i, position, radius, color, data[e])
                     first = e
                 else:
-                    entry_data[e] = entry_data[first]
+                    data[e] = data[first]
 
 
 @numba.njit(inline="always")
-def _starts(counts, costs):
+def _shifts(grid: Fields) -> tuple[int, int]:
+    """log2 of the grid's tile sides."""
+    _, _, tile_w, tile_h, _, _ = grid
+    return _log2(tile_w), _log2(tile_h)
+
+
+@numba.njit(inline="always")
+def _starts(counts: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(starts (tiles + 1,), costs (tiles,), fill (parts, tiles)): where each tile's list
     starts, its circles' box pixels, and where each part's circles go in it."""
     parts, tiles = counts.shape
@@ -140,53 +157,47 @@ def _starts(counts, costs):
 
 
 @cached_njit(parallel=True)
-def count_tiles(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y, parts, shown):
-    """(starts, costs, fill, shown_per_part): tile t's list is entries [starts[t], starts[t + 1]), its
-    circles' boxes cover costs[t] of its pixels, and list_tiles writes part p's circles from
-    fill[p, t] on; part p's circles on the image are shown[lo:lo + shown_per_part[p]], lo its first
-    index. pos (n, 3), radius (n,) float32, the image width x height pixels; tiles: row-major,
-    tile_w x tile_h pixels (powers of two), tiles_x x tiles_y of them; parts: the circles are cut
-    into this many consecutive ranges, counted in parallel; shown: (n,) int32, filled."""
-    sw, sh = _log2(tile_w), _log2(tile_h)
+def count_tiles(circles: Fields, grid: Fields, parts: int, shown: np.ndarray) -> Fields:
+    """Counts' fields (cpu/fast_types.py) for the circles (Circles) on the grid (TileGrid; tile
+    sides powers of two): the circles are cut into ``parts`` consecutive ranges, counted in
+    parallel; part p's circles on the image are listed in shown ((n,) int32) from its first
+    index on, shown_per_part[p] of them."""
+    _, _, _, _, tiles_x, tiles_y = grid
+    shifts = _shifts(grid)
     counts = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
     costs = np.zeros((parts, tiles_x * tiles_y), dtype=np.int64)
     shown_per_part = np.zeros(parts, dtype=np.int64)
     for part in numba.prange(parts):
-        shown_per_part[part] = _count_part(part, parts, pos, radius, width, height, sw, sh, tiles_x, counts, costs,
-                                           shown)
+        shown_per_part[part] = _count_part(part, parts, circles, grid, shifts, counts, costs, shown)
     return (*_starts(counts, costs), shown_per_part)
 
 
 @cached_njit()
-def count_tiles_serial(pos, radius, width, height, tile_w, tile_h, tiles_x, tiles_y, shown):
+def count_tiles_serial(circles: Fields, grid: Fields, shown: np.ndarray) -> Fields:
     """count_tiles on the calling thread, as one part."""
-    sw, sh = _log2(tile_w), _log2(tile_h)
+    _, _, _, _, tiles_x, tiles_y = grid
     counts = np.zeros((1, tiles_x * tiles_y), dtype=np.int64)
     costs = np.zeros((1, tiles_x * tiles_y), dtype=np.int64)
     shown_per_part = np.zeros(1, dtype=np.int64)
-    shown_per_part[0] = _count_part(0, 1, pos, radius, width, height, sw, sh, tiles_x, counts, costs, shown)
+    shown_per_part[0] = _count_part(0, 1, circles, grid, _shifts(grid), counts, costs, shown)
     return (*_starts(counts, costs), shown_per_part)
 
 
 @cached_njit(parallel=True)
-def list_tiles(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, shown_per_part, ids,
-               entry_boxes, entry_data):
-    """Every tile's list of circles, at count_tiles' places (fill: (parts, tiles) int64, used
-    up; shown, shown_per_part: count_tiles' circles on the image): ids (entries,) int32, the
-    circles' indices; entry_boxes (entries, 4) int32, their pixel boxes (_box); entry_data (entries, 8)
-    float32, what their blends need (_record): a tile's walk reads its circles in a stream rather
-    than scattered over the scene (the buffers may be longer than needed). color (n, 3) float32."""
-    sw, sh = _log2(tile_w), _log2(tile_h)
+def list_tiles(circles: Fields, grid: Fields, counts: Fields, shown: np.ndarray, entries: Fields) -> None:
+    """Every tile's list of circles into entries (Entries), at count_tiles' places (counts:
+    Counts, whose fill is used up; shown: its circles on the image): a tile's walk reads its
+    circles in a stream rather than scattered over the scene."""
+    _, _, fill, shown_per_part = counts
+    shifts = _shifts(grid)
     for part in numba.prange(fill.shape[0]):
-        _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, shown_per_part, ids,
-                   entry_boxes, entry_data)
+        _list_part(part, circles, grid, shifts, fill, shown, shown_per_part, entries)
 
 
 @cached_njit()
-def list_tiles_serial(pos, radius, color, width, height, tile_w, tile_h, tiles_x, fill, shown, shown_per_part, ids,
-                      entry_boxes, entry_data):
+def list_tiles_serial(circles: Fields, grid: Fields, counts: Fields, shown: np.ndarray, entries: Fields) -> None:
     """list_tiles on the calling thread."""
-    sw, sh = _log2(tile_w), _log2(tile_h)
+    _, _, fill, shown_per_part = counts
+    shifts = _shifts(grid)
     for part in range(fill.shape[0]):
-        _list_part(part, pos, radius, color, width, height, sw, sh, tiles_x, fill, shown, shown_per_part, ids,
-                   entry_boxes, entry_data)
+        _list_part(part, circles, grid, shifts, fill, shown, shown_per_part, entries)

@@ -1,55 +1,23 @@
 """The numba kernels of ``cpu-fast`` (cpu/fast.py) that draw: each tile's circles blended in
-index order, row span by row span (cpu/fast_bins.py makes the tiles' lists).
+index order, row span by row span (cpu/fast_bins.py makes the tiles' lists). The kernels take
+named structures (cpu/fast_types.py) and are compiled with a forgiving on-disk cache
+(cpu/fast_numba.py).
 
 Every value that reaches a pixel is computed in float32 with the reference's operation order
 (cpu/shading.py), and numba compiles without fastmath (no reassociation, no fused multiply-add),
-so the image is bit-identical to the NumPy reference. Compiled code is cached on disk
-(``cache=True``); numba falls back to a user cache folder when the package's is read-only.
+so the image is bit-identical to the NumPy reference.
 """
 from __future__ import annotations
-
-import os
 
 import numba
 import numpy as np
 
 from circle_render.constants import FLAT_ALPHA, SNOW_FALLOFF
+from circle_render.cpu.fast_numba import cached_njit
+from circle_render.cpu.fast_types import Fields
 
 f32 = np.float32
 ONE = f32(1)
-
-
-# Threading layer: TBB where it is installed (a dependency where it has wheels: it starts a
-# parallel call in microseconds and is fork-safe), else numba's own workqueue (fork-safe, but each
-# parallel call costs about 0.1 ms); GNU OpenMP last: its waiting threads cost a frame tens of
-# milliseconds on a busy machine, and a forked child that uses it aborts. A user's choice wins.
-# Set in the environment too: numba re-reads its config from there when it compiles. Workqueue
-# runs one parallel call at a time: fast.py locks around every call.
-if "NUMBA_THREADING_LAYER" not in os.environ and "NUMBA_THREADING_LAYER_PRIORITY" not in os.environ:
-    os.environ["NUMBA_THREADING_LAYER_PRIORITY"] = "tbb workqueue omp"
-    numba.config.THREADING_LAYER_PRIORITY = ["tbb", "workqueue", "omp"]
-
-
-# Compiled code is cached beside the source in a checkout, but an installed copy's goes to the
-# user's cache folder: cache files inside site-packages outlive `pip uninstall`, and the leftover
-# circle_render/ folder then hides a later editable install of the package.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-if not os.environ.get("NUMBA_CACHE_DIR") and any(part in ("site-packages", "dist-packages")
-                                                  for part in _HERE.split(os.sep)):
-    from platformdirs import user_cache_dir
-    os.environ["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR = os.path.join(   # numba re-reads the environment
-        user_cache_dir("circle-render", appauthor=False), "numba")
-
-
-def cached_njit(**options):
-    """numba.njit with its on-disk cache (beside this file, or a user cache folder where that is
-    read-only); where no folder is writable at all, compiled anew in each process."""
-    def wrap(func):
-        try:
-            return numba.njit(cache=True, **options)(func)
-        except RuntimeError:                         # numba: "no locator available"
-            return numba.njit(**options)(func)
-    return wrap
 
 # numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
 HALF = FLAT_ALPHA          # flat blend: c <- HALF * colour + HALF * c
@@ -58,21 +26,21 @@ U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
 
 @numba.njit(inline="always")
-def tile_rect(t, tiles_x, tile_w, tile_h, width, height):
+def tile_rect(t: int, tiles_x: int, tile_w: int, tile_h: int, width: int, height: int) -> tuple[int, int, int, int]:
     """Tile t's pixels [x0, x1) x [y0, y1) (row-major tiles, the last ones cut by the image)."""
     x0, y0 = (t % tiles_x) * tile_w, (t // tiles_x) * tile_h
     return x0, min(x0 + tile_w, width), y0, min(y0 + tile_h, height)
 
 
 @numba.njit(inline="always")
-def _d2(px, cx, dy2):
+def _d2(px: float, cx: float, dy2: float) -> float:
     """The reference's squared distance, (dy*dy) + (dx*dx), in float32."""
     dx = px - cx
     return dy2 + dx * dx
 
 
 @numba.njit(inline="always")
-def _row_span(px, r2, dy2, cx, lo, hi, width):
+def _row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int, width: int) -> tuple[int, int]:
     """The covered pixels [a, b) of one row within [lo, hi). Along a row d2 falls then rises, so
     the covered pixels are one run, holding the pixel nearest the centre when there are any
     (near or a neighbour: the rounding). Float estimates of the ends are corrected by the exact
@@ -110,7 +78,7 @@ def _row_span(px, r2, dy2, cx, lo, hi, width):
 
 
 @numba.njit(inline="always")
-def _blend_flat(row, base, a, b, add_r, add_g, add_b):
+def _blend_flat(row: np.ndarray, base: np.uint64, a: int, b: int, add_r: float, add_g: float, add_b: float) -> None:
     """c <- 0.5*colour + 0.5*c, alpha <- alpha + 0.5 over pixels [a, b) of one RGBA row
     (add_* = 0.5*colour). Unsigned indices: numba then skips its negative-index wraparound,
     which is what lets LLVM vectorise the loop."""
@@ -123,7 +91,8 @@ def _blend_flat(row, base, a, b, add_r, add_g, add_b):
 
 
 @numba.njit(inline="always")
-def _blend_snow(row, base, a, b, px, dy2, cx, radius, max_alpha, ramp):
+def _blend_snow(row: np.ndarray, base: np.uint64, a: int, b: int, px: float, dy2: float, cx: np.ndarray, radius: float,
+                max_alpha: float, ramp: np.ndarray) -> None:
     """The course's snow shading (cpu/shading.py snow_alpha_color, blend_planes) over pixels
     [a, b) of one RGBA row."""
     last = ramp.shape[0] - 1
@@ -145,7 +114,7 @@ def _blend_snow(row, base, a, b, px, dy2, cx, radius, max_alpha, ramp):
 
 
 @numba.njit(inline="always")
-def _fill(flat, base, lo, hi, colour):
+def _fill(flat: np.ndarray, base: np.uint64, lo: int, hi: int, colour: np.ndarray) -> None:
     """Pixels [lo, hi) of one RGBA row set to colour (4,)."""
     c0, c1, c2, c3 = colour[0], colour[1], colour[2], colour[3]
     for j in range(base + np.uint64(4 * lo), base + np.uint64(4 * hi), U4):
@@ -156,10 +125,14 @@ def _fill(flat, base, lo, hi, colour):
 
 
 @numba.njit(inline="always")
-def _draw_tile(flat, tile, clear, background, painted, tile_w, tile_h, tiles_x, width, height, starts, boxes, data,
-               ramp, cx, cy, snow):
-    """Tile ``tile``: if ``clear``, its painted pixels set back to the background; then its
-    circles blended, each pixel's in index order, their row spans added to what is painted."""
+def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shading: Fields, width: int,
+               height: int) -> None:
+    """Tile ``tile``: if the frame clears, its painted pixels set back to the background; then
+    its circles blended, each pixel's in index order, their row spans added to what is painted.
+    flat: the frame's image as one row of floats."""
+    _, clear, background, painted = frame
+    tile_w, tile_h, tiles_x, starts, _, boxes, data = lists
+    ramp, cx, cy, snow = shading
     tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
     if clear:
         for y in range(ty0, ty1):
@@ -188,28 +161,21 @@ def _draw_tile(flat, tile, clear, background, painted, tile_w, tile_h, tiles_x, 
 
 
 @cached_njit(parallel=True)
-def render_tiles(image, tiles, clear, background, painted, threads, tile_w, tile_h, tiles_x, starts, boxes, data,
-                 ramp, cx, cy, snow):
-    """Draw the listed tiles (_draw_tile) on ``threads`` threads: thread t takes tiles[t],
-    tiles[t + threads], ...
-
-    image: (H, 4W) float32, RGBA rows, modified in place; tiles: (k,) int64 row-major tile
-    numbers; clear: bool, the frame starts from the background; background: (H, 4) float32, each
-    row's clear colour; painted: (tiles, tile_h, 2) int32, per tile row the pixels [lo, hi) that
-    may differ from the background (none where lo >= hi), kept up to date; starts, boxes, data:
-    the tiles' lists (cpu/fast.py Tiles); ramp: (5, 3) float32 snow colours; cx: (W,), cy: (H,)
-    float32 pixel centres; snow: bool.
-    """
+def render_tiles(frame: Fields, lists: Fields, shading: Fields, tiles: np.ndarray, threads: int) -> None:
+    """Draw the given tiles (_draw_tile) on ``threads`` threads: thread t takes tiles[t],
+    tiles[t + threads], ... frame: Frame (the image, changed in place; whether it clears; the
+    background; the painted spans, kept up to date); lists: Tiles, the tiles' lists; shading:
+    Shading; tiles: (k,) int64 row-major tile numbers (the structures: cpu/fast_types.py)."""
+    image, _, _, _ = frame
     height, width = image.shape[0], image.shape[1] // 4
     flat = image.reshape(image.size)
     for t in numba.prange(threads):
         for k in range(t, tiles.shape[0], threads):
-            _draw_tile(flat, tiles[k], clear, background, painted, tile_w, tile_h, tiles_x, width, height, starts,
-                       boxes, data, ramp, cx, cy, snow)
+            _draw_tile(flat, tiles[k], frame, lists, shading, width, height)
 
 
 @cached_njit(parallel=True)
-def fill_rows(image, colours):
+def fill_rows(image: np.ndarray, colours: np.ndarray) -> None:
     """image[y, x] = colours[y] for every pixel: image (H, 4W) float32 RGBA rows, colours (H, 4)."""
     flat = image.reshape(image.size)
     width = image.shape[1] // 4

@@ -10,27 +10,39 @@ Two code paths give bit-identical results (tests check this):
 """
 from __future__ import annotations
 
-import itertools
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
 from circle_render.constants import FLAT_ALPHA
 from circle_render.cpu.animation import advance
-from circle_render.cpu.shading import blend_planes, circle_bounds, clear_rows, covered, pixel_centres, snow_alpha_color
+from circle_render.cpu.reference_boxes import (
+    PAIR_BUDGET,
+    Runs,
+    box_views,
+    by_rank,
+    in_bands,
+    pairs,
+    split_runs,
+)
+from circle_render.cpu.shading import (
+    Bounds,
+    blend_planes,
+    circle_bounds,
+    clear_rows,
+    covered,
+    pixel_centres,
+    snow_alpha_color,
+)
 from circle_render.progress import Progress
 from circle_render.scenes.scene import SNOW, Scene
 
 f32 = np.float32
-SMALL_BOX_AREA = 150        # circles with a pixel box this small take the pairs path
-MIN_RUN = 64                # shorter runs of one kind are merged into their neighbours
-PAIR_MAX_AREA = 4096        # ... but no box bigger than this goes down the pairs path
-PAIR_BUDGET = 4_000_000     # (circle, pixel) pairs handled per NumPy batch
 
 
-def _shade(planes, d2, where, scene: Scene, i) -> None:
+
+def _shade(planes: Any, d2: np.ndarray, where: np.ndarray | None, scene: Scene, i: int | np.ndarray) -> None:
     """Blend circle(s) i into the channel planes where ``where`` holds (i: int or index array)."""
     if scene.shading == SNOW:
         alpha, colors = snow_alpha_color(d2, scene.radius[i], scene.position[i, 2])
@@ -39,7 +51,8 @@ def _shade(planes, d2, where, scene: Scene, i) -> None:
     blend_planes(planes, alpha, colors, where)
 
 
-def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None):
+def _render_boxes(planes: np.ndarray, scene: Scene, ids: np.ndarray, bounds: Bounds, cx: np.ndarray, cy: np.ndarray,
+                  progress: Progress | None, done: int, stop: threading.Event | None = None) -> None:
     """Blend circles ``ids`` one by one over their pixel boxes (bounds relative to ``planes``).
 
     Each box is blended whole into a temporary and copied back where covered: plain
@@ -62,60 +75,14 @@ def _render_boxes(planes, scene, ids, bounds, cx, cy, progress, done, stop=None)
         np.copyto(box, new, where=covered(d2, rad[i]))
 
 
-def box_views(planes, position, ids, bounds, cx, cy, progress, done, stop):
-    """Each circle of ``ids`` whose pixel box is not empty, in order: (its index, the squared
-    distances (dy*dy) + (dx*dx) over its box, the planes' view of the box). Every 256 circles
-    the progress bar moves on and ``stop`` (a threading.Event, or None) may end the walk."""
-    x0, x1, y0, y1 = (b[ids].tolist() for b in bounds)
-    for k, i in enumerate(ids.tolist()):
-        if x0[k] < x1[k] and y0[k] < y1[k]:
-            dx = position[i, 0] - cx[x0[k]:x1[k]]
-            dy = position[i, 1] - cy[y0[k]:y1[k]]
-            yield i, (dy * dy)[:, None] + (dx * dx)[None, :], planes[:, y0[k]:y1[k], x0[k]:x1[k]]
-        if k % 256 == 0:
-            if stop is not None and stop.is_set():
-                return
-            if progress is not None:
-                progress.update(done + k)
 
 
-def _pairs(ids, bounds):
-    """Every (circle, pixel) pair of the boxes of ``ids``: circle ids, pixel x, pixel y."""
-    x0, x1, y0, y1 = (b[ids].astype(np.int64) for b in bounds)
-    w = np.maximum(x1 - x0, 0)
-    count = w * np.maximum(y1 - y0, 0)
-    total = int(count.sum())
-    first = np.repeat(np.cumsum(count) - count, count)
-    local = np.arange(total, dtype=np.int64) - first
-    ww = np.repeat(w, count)
-    return np.repeat(ids, count), np.repeat(x0, count) + local % ww, np.repeat(y0, count) + local // ww
 
-
-def by_rank(pix: np.ndarray) -> list[np.ndarray]:
-    """Pairs (their pixels ``pix``, in circle order) grouped by rank: group k holds the index of
-    every pixel's k-th pair, so each group has at most one pair per pixel and blending group 0,
-    then group 1, ... blends each pixel's circles in order. Sorting packed int64 keys (pixel,
-    pair index) is several times faster than a stable argsort and gives the same order."""
-    n = pix.size
-    if n == 0:
-        return []
-    shift = np.int64(max(1, int(n).bit_length()))
-    low = (np.int64(1) << shift) - 1
-    by_pixel = np.sort((pix << shift) | np.arange(n, dtype=np.int64)) & low
-    sorted_pix = pix[by_pixel]
-    starts = np.r_[True, sorted_pix[1:] != sorted_pix[:-1]]
-    group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_pixel] = np.arange(n) - group_start
-    ordered = np.sort((rank << shift) | np.arange(n, dtype=np.int64)) & low
-    cuts = np.searchsorted(rank[ordered], np.arange(rank.max() + 2))
-    return [ordered[lo:hi] for lo, hi in itertools.pairwise(cuts)]
-
-
-def _render_pairs(planes, scene, ids, bounds, cx, cy):
+def _render_pairs(planes: np.ndarray, scene: Scene, ids: np.ndarray, bounds: Bounds, cx: np.ndarray,
+                  cy: np.ndarray) -> None:
     """Blend circles ``ids`` (all small) in one batch, ranking pairs per pixel."""
     width = planes.shape[2]
-    cid, px, py = _pairs(ids, bounds)
+    cid, px, py = pairs(ids, bounds)
     dx = scene.position[cid, 0] - cx[px]
     dy = scene.position[cid, 1] - cy[py]
     d2 = dx * dx + dy * dy
@@ -130,7 +97,9 @@ def _render_pairs(planes, scene, ids, bounds, cx, cy):
         flat_planes[:, p] = values
 
 
-def _render_band(planes, scene, runs, small, area, bounds, cx, cy, progress, stop=None):
+def _render_band(planes: np.ndarray, scene: Scene, runs: list[np.ndarray], small: np.ndarray, area: np.ndarray,
+                 bounds: Bounds, cx: np.ndarray, cy: np.ndarray, progress: Progress | None,
+                 stop: threading.Event | None = None) -> None:
     """Render every circle into one band of rows (bounds already relative to the band);
     return early once ``stop`` (a threading.Event) is set."""
     for run in runs:
@@ -150,13 +119,10 @@ def _render_band(planes, scene, runs, small, area, bounds, cx, cy, progress, sto
             _render_boxes(planes, scene, run, bounds, cx, cy, progress, int(run[0]), stop)
 
 
-def _runs(small: np.ndarray) -> list[np.ndarray]:
-    """Index runs of consecutive circles with the same ``small`` value."""
-    cuts = np.flatnonzero(np.diff(small.astype(np.int8))) + 1
-    return [r for r in np.split(np.arange(small.size), cuts) if r.size]
 
 
-def _plan(scene: Scene, width: int, height: int):
+
+def _plan(scene: Scene, width: int, height: int) -> Runs:
     """Pixel boxes, box areas, which circles are small, and the runs of consecutive small or big
     circles. Runs are rendered in order, each by its path, so serial order holds.
 
@@ -167,17 +133,7 @@ def _plan(scene: Scene, width: int, height: int):
     return split_runs(circle_bounds(scene.position, scene.radius, width, height))
 
 
-def split_runs(bounds):
-    """``_plan`` for given pixel boxes: (bounds, area, small, runs)."""
-    area = (bounds[1] - bounds[0]).astype(np.int64) * (bounds[3] - bounds[2])
-    small = area <= SMALL_BOX_AREA
-    for run in _runs(small):
-        if not small[run[0]] and run.size < MIN_RUN and area[run].max() <= PAIR_MAX_AREA:
-            small[run] = True
-    for run in _runs(small):
-        if small[run[0]] and run.size < MIN_RUN:
-            small[run] = False
-    return bounds, area, small, _runs(small)
+
 
 
 def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
@@ -198,30 +154,7 @@ def render_planes(scene: Scene, planes: np.ndarray, progress: bool = False,
     return planes
 
 
-def in_bands(band_work, planes, bounds, cy, bar, threads: int | None) -> None:
-    """Run ``band_work(planes_band, bounds_band, cy_band, bar, stop)`` on bands of rows, one
-    per thread (bounds made relative to the band; the bar goes to the first band)."""
-    x0, x1, y0, y1 = bounds
-    height = planes.shape[1]
-    threads = max(1, min(threads or os.cpu_count() or 1, height))
-    edges = np.linspace(0, height, threads + 1).astype(int)
-    jobs = []
-    for t, (lo, hi) in enumerate(itertools.pairwise(edges)):
-        band_bounds = (x0, x1, np.clip(y0 - lo, 0, hi - lo).astype(np.int32),
-                       np.clip(y1 - lo, 0, hi - lo).astype(np.int32))
-        jobs.append((planes[:, lo:hi], band_bounds, cy[lo:hi], bar if t == 0 else None))
-    if len(jobs) == 1:
-        band_work(*jobs[0], None)
-        return
-    stop, pool = threading.Event(), ThreadPoolExecutor(len(jobs))
-    try:
-        for f in [pool.submit(band_work, *job, stop) for job in jobs]:
-            f.result()
-    except BaseException:      # Ctrl-C: let the other bands stop at their next check
-        stop.set()
-        raise
-    finally:
-        pool.shutdown(wait=True)
+
 
 
 class CpuRenderer:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from circle_render.constants import AA_INK, AA_PI, PIXEL_CENTRE
-from circle_render.cpu.reference import PAIR_BUDGET, _pairs, box_views, by_rank, in_bands, split_runs
+from circle_render.cpu.reference_boxes import PAIR_BUDGET, box_views, by_rank, in_bands, pairs, split_runs
 from circle_render.cpu.shading import clear_rows, snow_alpha_color
 from circle_render.drawing.paint import Drawing
 from circle_render.progress import Progress
@@ -174,7 +174,7 @@ def _batch(planes: np.ndarray, p: Prepared, ids: np.ndarray, bounds: tuple, cx: 
            cy: np.ndarray) -> None:
     """Small circles ``ids`` at once: every (circle, pixel) pair with a layer to draw, blended
     rank by rank (each pixel sees its circles in order)."""
-    cid, px, py = _pairs(ids, bounds)
+    cid, px, py = pairs(ids, bounds)
     dx = p.scene.position[cid, 0] - cx[px]
     dy = p.scene.position[cid, 1] - cy[py]
     d2 = dy * dy + dx * dx

@@ -5,6 +5,8 @@ twin. Each function documents the exact float32 operation order it reproduces.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from circle_render.constants import (
@@ -41,9 +43,12 @@ def pixel_centres(size: int) -> np.ndarray:
     return f32(1) / f32(size) * (np.arange(size, dtype=np.float32) + PIXEL_CENTRE)
 
 
-def circle_bounds(position: np.ndarray, radius: np.ndarray, width: int, height: int):
+Bounds = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]     # x0, x1, y0, y1: one value a circle
+
+
+def circle_bounds(position: np.ndarray, radius: np.ndarray, width: int, height: int) -> Bounds:
     """Each circle's pixel box [x0, x1) x [y0, y1), clamped to the image (int32 arrays)."""
-    def axis(p, size):
+    def axis(p: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         lo = ((p - radius) * f32(size)).astype(np.int64)      # truncation toward zero
         hi = ((p + radius) * f32(size)).astype(np.int64) + 1
         return np.clip(lo, 0, size).astype(np.int32), np.clip(hi, 0, size).astype(np.int32)
@@ -52,12 +57,13 @@ def circle_bounds(position: np.ndarray, radius: np.ndarray, width: int, height: 
     return x0, x1, y0, y1
 
 
-def covered(d2: np.ndarray, radius: np.float32) -> np.ndarray:
+def covered(d2: np.ndarray, radius: np.ndarray | np.float32) -> np.ndarray:
     """A pixel is covered when dx*dx + dy*dy <= r*r (float32)."""
     return d2 <= radius * radius
 
 
-def snow_alpha_color(d2: np.ndarray, radius, depth):
+def snow_alpha_color(d2: np.ndarray, radius: np.ndarray | np.float32,
+                     depth: np.ndarray | np.float32) -> tuple[np.ndarray, list[np.ndarray]]:
     """Snow shading at squared distances d2: (alpha, [r, g, b]), float32 arrays like d2."""
     d = np.sqrt(d2) / radius
     scaled = d * f32(len(SNOW_RAMP) - 1)
@@ -76,7 +82,7 @@ def snow_alpha_color(d2: np.ndarray, radius, depth):
     return alpha.astype(np.float32), color
 
 
-def blend_planes(planes, alpha, colors, where=None) -> None:
+def blend_planes(planes: Any, alpha: Any, colors: Any, where: np.ndarray | None = None) -> None:
     """In place, channel by channel: c <- alpha*colour_c + (1-alpha)*c, then a <- a + alpha.
 
     ``planes`` are the four channel arrays (or views); ``colors`` the three colour values or

@@ -3,6 +3,8 @@ step, replayed as a graph) and the image with its clear colour; and the base of 
 whose render() is one kernel."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from circle_render.constants import ANIMATE_THREADS, BLOCK_THREADS, CLEAR_THREADS, TILE_SIZE
@@ -30,10 +32,11 @@ class DeviceScene:
                       for k, v in scene.extra.items()}
         self._step = self._make_step(scene.animation)
 
-    def _make_step(self, kind):
+    def _make_step(self, kind: str | None) -> Graph | None:
         if kind is None:
             return None
         module, i32 = load_module("animate.cu"), np.int32
+        args: tuple[Any, ...]
         if kind == "fireworks":
             sparks = self.n - FIREWORKS
             args = (self.circles, self.velocity, self.extra["spark_start"], self.extra["spark_velocity"],
@@ -93,7 +96,7 @@ class OneKernelRenderer:
     project_constants = False            # a kernel file by path compiled with the project's constants
     block = (BLOCK_THREADS,)
 
-    def grid(self, scene: Scene, width: int, height: int) -> tuple:
+    def grid(self, scene: Scene, width: int, height: int) -> tuple[int, ...]:
         return ceil_div(width, TILE_SIZE), ceil_div(height, TILE_SIZE)
 
     def load(self, scene: Scene, width: int, height: int) -> None:
@@ -121,7 +124,7 @@ class OneKernelRenderer:
         from circle_render.cuda.module import device_synchronize
         device_synchronize()
 
-    def device_image(self):
+    def device_image(self) -> Any:
         """The (H, W, 4) float32 image on the GPU (a CuPy array), row 0 at the bottom."""
         return self.image.pixels
 

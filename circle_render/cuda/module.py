@@ -3,15 +3,19 @@
 Sources: headers are inlined (so they are part of what CuPy hashes for its cache), constants
 are passed as -D options (circle_render/constants.py), one compiled module per (device, file,
 options). Launches: a ``Launch`` binds a kernel to its grid, block and arguments; a ``Graph``
-captures launches once through CuPy's stream capture and replays them with one graph launch.
+captures launches once through CuPy's stream capture and replays them with one graph launch;
+a ``KernelFile`` launches a file's kernels with named arguments, checked against the kernels'
+parameters, and records each launch under its stage (the fast renderer's paths).
 Everything goes through CuPy's own API (benchmarks/launch_overhead.py measured the driver
 called through ctypes against it: docs/perf-notes.md).
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +25,7 @@ KERNEL_DIR = Path(str(resources.files("circle_render") / "kernels"))
 # exact float32 rounding (no fused multiply-add) so the project's kernels match the NumPy
 # reference bit for bit; a student's file compiles as the course compiles (STUDENT_OPTIONS)
 BASE_OPTIONS = ("--std=c++17", "--fmad=false")
-_modules: dict = {}
+_modules: dict[tuple[Any, ...], Any] = {}      # (device, name, options[, source]) -> cupy.RawModule
 
 # The course's own headers: a port includes course_compat.cuh instead (docs/assignment.md, section 7).
 COURSE_HEADERS = ("exclusiveScan.cu_inl", "circleBoxTest.cu_inl", "lookupColor.cu_inl", "noiseCuda.cu_inl")
@@ -119,7 +123,7 @@ def kernel_source(name: str | Path) -> str:
     return expand(top, (top,))
 
 
-def _macro(value) -> str:
+def _macro(value: float | np.floating | np.integer) -> str:
     """A constant as CUDA source text. Floats get an f suffix (float32, not double) and enough
     digits that the compiler reads back the same float32 the host uses."""
     if isinstance(value, (float, np.floating)):
@@ -127,7 +131,10 @@ def _macro(value) -> str:
     return str(int(value))
 
 
-def compile_options(extra: dict | None = None) -> tuple[str, ...]:
+Defines = dict[str, Any]     # -D macros: name -> int, float (or, a student's, text)
+
+
+def compile_options(extra: Defines | None = None) -> tuple[str, ...]:
     defines = compile_defines(extra)
     return BASE_OPTIONS + tuple(f"-D{k}={_macro(v)}" for k, v in sorted(defines.items()))
 
@@ -147,7 +154,7 @@ def option_name(option: str) -> str:
     return option.lstrip("-").split("=", 1)[0]
 
 
-def check_options(options) -> tuple[str, ...]:
+def check_options(options: Sequence[str] | str) -> tuple[str, ...]:
     """A student's compiler options: a tuple (or list) of strings each starting with '-'."""
     if isinstance(options, str) or not all(isinstance(o, str) and o.startswith("-") and o.strip() == o and o
                                            for o in options):
@@ -155,7 +162,7 @@ def check_options(options) -> tuple[str, ...]:
     return tuple(options)
 
 
-def student_compile_options(extra: dict | None = None, options=()) -> tuple[str, ...]:
+def student_compile_options(extra: Defines | None = None, options: Sequence[str] = ()) -> tuple[str, ...]:
     """The options of a student's kernel file: STUDENT_OPTIONS (less those ``options`` names
     again), the CR_ constants, ``extra`` (the student's own -D macros, unprefixed), then
     ``options`` (the student's own compiler options, e.g. ('--fmad=false', '-lineinfo'))."""
@@ -173,8 +180,8 @@ def is_kernel_file(name: str | Path) -> bool:
     return isinstance(name, Path) or "/" in str(name)
 
 
-def module_options(name: str | Path, extra: dict | None = None, fmad: bool | None = None, project: bool = False,
-                   options=()) -> tuple[str, ...]:
+def module_options(name: str | Path, extra: Defines | None = None, fmad: bool | None = None, project: bool = False,
+                   options: Sequence[str] = ()) -> tuple[str, ...]:
     """The options load_module compiles NAME with (see there)."""
     if is_kernel_file(name) and not project:
         chosen = student_compile_options(extra, options)
@@ -185,8 +192,8 @@ def module_options(name: str | Path, extra: dict | None = None, fmad: bool | Non
     return chosen
 
 
-def load_module(name: str | Path, extra: dict | None = None, fmad: bool | None = None, project: bool = False,
-                options=()):
+def load_module(name: str | Path, extra: Defines | None = None, fmad: bool | None = None, project: bool = False,
+                options: Sequence[str] = ()) -> Any:
     """The compiled ``cupy.RawModule`` for kernels/NAME, or for the .cu file at path NAME, on
     the current device (cached; a file is compiled again when its text or a header changes).
     kernels/ files get compile_options(extra): every constant, multiply-adds not fused, so they
@@ -209,6 +216,12 @@ def kernel_files() -> list[str]:
 
 
 _SCALARS = (np.int32, np.int64, np.uint64, np.float32)
+Grid = tuple[int, ...]
+
+
+def i32(value: int) -> np.int32:
+    """A kernel's int argument (a Python int would reach it as 64 bits: see Launch)."""
+    return np.int32(value)
 
 
 class Launch:
@@ -219,8 +232,10 @@ class Launch:
     The arrays must stay in place as long as the launch (or a Graph holding it) is used.
     """
 
-    def __init__(self, kernel, grid, block, args, shared_mem: int = 0):
+    def __init__(self, kernel: Any, grid: Iterable[int], block: Iterable[int], args: Iterable[Any],
+                 shared_mem: int = 0):
         import cupy
+        args = tuple(args)
         for a in args:
             if isinstance(a, cupy.ndarray):
                 if not a.flags.c_contiguous:
@@ -229,7 +244,7 @@ class Launch:
                 raise TypeError(f"kernel scalars must be one of {[t.__name__ for t in _SCALARS]}, "
                                 f"got {type(a).__name__}")
         self.kernel, self.grid, self.block = kernel, tuple(grid), tuple(block)
-        self.args, self.shared_mem = tuple(args), shared_mem
+        self.args, self.shared_mem = args, shared_mem
 
     def __call__(self) -> None:
         self.kernel(self.grid, self.block, self.args, shared_mem=self.shared_mem)
@@ -238,22 +253,26 @@ class Launch:
 class Graph:
     """Launches captured once, in order, into a CUDA graph (CuPy's stream capture), replayed
     with one graph launch on the stream that is current when it is built. A replay costs the
-    host a few microseconds however many kernels it holds, against about 6 us for each kernel
-    launch (benchmarks/launch_overhead.py)."""
+    host a few microseconds however many kernels it holds, where each kernel launched alone costs
+    several (benchmarks/launch_overhead.py; docs/perf-notes.md, "Replay")."""
 
-    def __init__(self, launches):
+    def __init__(self, launches: Iterable[Launch]):
         self.launches = tuple(launches)
-        self._capture(lambda: [launch() for launch in self.launches])
+        self._capture(self._replay_launches)
+
+    def _replay_launches(self) -> None:
+        for launch in self.launches:
+            launch()
 
     @classmethod
-    def capture(cls, issue) -> Graph:
+    def capture(cls, issue: Callable[[], object]) -> Graph:
         """The graph of the kernels that ``issue()`` launches (on the current stream)."""
         graph = cls.__new__(cls)
         graph.launches = ()
         graph._capture(issue)
         return graph
 
-    def _capture(self, issue) -> None:
+    def _capture(self, issue: Callable[[], object]) -> None:
         import cupy
         capture = cupy.cuda.Stream(non_blocking=True)   # the legacy stream cannot capture
         with capture:
@@ -274,3 +293,32 @@ def device_synchronize() -> None:
     """Wait for all work on the current device, as the course's timing does."""
     import cupy
     cupy.cuda.runtime.deviceSynchronize()
+
+
+_KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(([^)]*)\)')
+
+
+def kernel_parameters(file: str) -> dict[str, list[str]]:
+    """Each ``extern "C"`` kernel of kernels/FILE and its parameters' names, in order."""
+    code = re.sub(r"//.*", "", kernel_source(file))
+    return {name: [p.split()[-1].lstrip("*&") for p in params.split(",")] for name, params in _KERNEL.findall(code)}
+
+
+Launches = list[tuple[str, Launch]]      # ("stage/kernel", launch), in the order made
+
+
+class KernelFile:
+    """One kernel file compiled with the given defines (fused multiply-adds allowed). ``launch``
+    takes the arguments by name, checked against the kernel's parameters, launches the kernel
+    and records the launch in ``launched`` under its stage (for graphs and probes)."""
+
+    def __init__(self, file: str, defines: Defines, launched: Launches):
+        self.file, self.module, self.params = file, load_module(file, defines, fmad=True), kernel_parameters(file)
+        self._launched = launched
+
+    def launch(self, stage: str, kernel: str, grid: Grid, block: Grid, shared_mem: int = 0, **args: Any) -> None:
+        if list(args) != self.params[kernel]:
+            raise TypeError(f"{self.file}:{kernel} takes ({', '.join(self.params[kernel])}), given ({', '.join(args)})")
+        launch = Launch(self.module.get_function(kernel), grid, block, tuple(args.values()), shared_mem)
+        launch()
+        self._launched.append((f"{stage}/{kernel}", launch))

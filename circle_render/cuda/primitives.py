@@ -1,12 +1,14 @@
 """The assignment's GPU warm-ups on CuPy: SAXPY, exclusive scan and find_repeats.
 
 Each function takes and returns CuPy device arrays; its kernel's NumPy twin is in
-circle_render/twins/ (scan.py, saxpy.py), which the tests compare it with. The kernels are kernels/saxpy.cu and kernels/scan.cu; the
-scan's block step is kernels/scan.cuh's ``block_exclusive_scan``, the one the renderers use.
+circle_render/twins/ (scan.py, saxpy.py), which the tests compare it with. The kernels are
+kernels/saxpy.cu and kernels/scan.cu; the scan's block step is kernels/scan.cuh's
+``block_exclusive_scan``, the one the renderers use.
 """
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +22,7 @@ MAX_SCAN_LENGTH = 2**31 - 1     # indices and sums are int32
 
 # ---------------------------------------------------------------- device versions
 
-def _device_array(x, dtype, name: str):
+def _device_array(x: Any, dtype: type[np.generic], name: str) -> Any:
     """``x`` as a contiguous, 16-byte aligned CuPy array of ``dtype`` (copied only if needed)."""
     import cupy as cp
     x = cp.asarray(x)
@@ -33,22 +35,22 @@ def _device_array(x, dtype, name: str):
     return x
 
 
-@functools.lru_cache(maxsize=None)
-def _kernel(file: str, name: str, device: int):
-    """A compiled kernel, looked up once per device. CuPy's RawKernel call (about 6 us) is
-    the cheapest way to launch with arguments that change every call."""
+@functools.cache
+def _kernel(file: str, name: str, device: int) -> Any:
+    """A compiled kernel, looked up once per device. CuPy's RawKernel call is the cheapest way
+    to launch with arguments that change every call (benchmarks/launch_overhead.py)."""
     return load_module(file).get_function(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sm_count(device: int) -> int:
     import cupy as cp
-    return cp.cuda.Device(device).attributes["MultiProcessorCount"]
+    return int(cp.cuda.Device(device).attributes["MultiProcessorCount"])
 
 
 def _device() -> int:
     import cupy as cp
-    return cp.cuda.runtime.getDevice()
+    return int(cp.cuda.runtime.getDevice())
 
 
 class _ScanState:
@@ -58,9 +60,9 @@ class _ScanState:
 
     MAX_EPOCH = 2**30 - 1             # the epoch has 30 bits in a status word
 
-    def __init__(self):
+    def __init__(self) -> None:
         import cupy as cp
-        self.tiles = None
+        self.tiles: Any = None                   # (>= tiles,) uint64 status words, grown as needed
         self.counter = cp.zeros(1, dtype=np.uint64)
         # find_repeats writes its count straight into pinned host memory (mapped: with unified
         # addressing the device uses the host pointer), so no copy is queued after the kernel
@@ -79,7 +81,7 @@ class _ScanState:
         return np.int64(base), np.int32(self.epoch)
 
 
-_scan_states: dict = {}
+_scan_states: dict[tuple[int, int], _ScanState] = {}      # (device, stream) -> its state
 
 
 def _scan_state() -> _ScanState:
@@ -90,7 +92,7 @@ def _scan_state() -> _ScanState:
     return _scan_states[key]
 
 
-def saxpy(a: float, x, y, out=None):
+def saxpy(a: float, x: Any, y: Any, out: Any = None) -> Any:
     """a * x + y on the GPU (float32 arrays of equal length); ``out`` may be given to reuse it."""
     import cupy as cp
     x, y = _device_array(x, np.float32, "x"), _device_array(y, np.float32, "y")
@@ -109,25 +111,25 @@ def saxpy(a: float, x, y, out=None):
     return out
 
 
-def _scan_launch(name: str, x, out, with_count: bool = False):
+def _scan_launch(name: str, x: Any, out: Any, with_count: bool = False) -> _ScanState:
     tiles = ceil_div(x.size, TILE_ITEMS)
     state = _scan_state()
     base, epoch = state.next_launch(tiles)
-    args = (x, out, np.int64(x.size), state.tiles, state.counter, base, epoch)
+    args: tuple[Any, ...] = (x, out, np.int64(x.size), state.tiles, state.counter, base, epoch)
     if with_count:
         args += (np.uint64(state.count_host.ctypes.data),)
     _kernel("scan.cu", name, _device())((tiles,), (SCAN_THREADS,), args)
     return state
 
 
-def _scan_input(x):
+def _scan_input(x: Any) -> Any:
     x = _device_array(x, np.int32, "x")
     if x.size > MAX_SCAN_LENGTH:
         raise ValueError(f"at most {MAX_SCAN_LENGTH} elements (int32 indices), got {x.size}")
     return x
 
 
-def exclusive_scan(x):
+def exclusive_scan(x: Any) -> Any:
     """Exclusive prefix sum of an int32 device array (any length): out[i] = sum(x[:i])."""
     import cupy as cp
     x = _scan_input(x)
@@ -137,7 +139,7 @@ def exclusive_scan(x):
     return out
 
 
-def find_repeats(x):
+def find_repeats(x: Any) -> tuple[Any, int]:
     """(indices, count): the i with x[i] == x[i+1], ascending, as an int32 device array of
     length count. Reading the count back waits for the GPU."""
     import cupy as cp

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from circle_render.constants import BLOCK_THREADS
 from circle_render.cuda.device_scene import OneKernelRenderer
+from circle_render.scenes.scene import Scene
 from circle_render.util import ceil_div
 
 
@@ -18,5 +19,5 @@ class StarterCudaRenderer(OneKernelRenderer):
     name = "cuda-starter"
     kernel_file, kernel = "starter.cu", "render_starter"
 
-    def grid(self, scene, width, height):
+    def grid(self, scene: Scene, width: int, height: int) -> tuple[int, ...]:
         return (max(1, ceil_div(scene.n, BLOCK_THREADS)),)

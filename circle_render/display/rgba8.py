@@ -3,8 +3,11 @@ device that rendered them so that only bytes cross to the host."""
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
+
+from circle_render.interface import Renderer
 
 f32 = np.float32
 
@@ -19,8 +22,8 @@ def to_rgba8(img: np.ndarray) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def _device_kernel():
+@functools.cache
+def _device_kernel() -> Any:
     import cupy as cp
     return cp.ElementwiseKernel(
         "float32 v", "uint8 b",
@@ -28,7 +31,7 @@ def _device_kernel():
         "circle_render_to_rgba8")
 
 
-def to_rgba8_device(img):
+def to_rgba8_device(img: Any) -> Any:
     """The CuPy twin of to_rgba8, on the GPU: (H, W, 4) float32 cupy array -> uint8 cupy array."""
     import cupy as cp
     out = cp.empty(img.shape, dtype=cp.uint8)
@@ -36,7 +39,7 @@ def to_rgba8_device(img):
     return out
 
 
-def frame_rgba8(renderer) -> np.ndarray:
+def frame_rgba8(renderer: Renderer) -> np.ndarray:
     """The renderer's current image for display, (H, W, 4) uint8 on the host, row 0 at the
     bottom. Renderers with a ``device_image()`` (the CUDA ones) convert on the GPU."""
     device_image = getattr(renderer, "device_image", None)

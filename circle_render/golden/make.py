@@ -24,7 +24,7 @@ def golden_cases() -> list[tuple[str, int]]:
     return [(name, 0) for name in SCENE_NAMES] + [(n, f) for n, frames in LATER_FRAMES.items() for f in frames]
 
 
-def main():
+def main() -> None:
     for name, frame in golden_cases():
         img = reference_image(make_scene(name, 0), GOLDEN_SIZE, GOLDEN_SIZE, steps=frame + 1)
         write_image(golden_path(name, frame), to_bytes(img))

@@ -1,10 +1,10 @@
-// The fast renderer's binning stage ("bin"): every circle is listed under each supertile (one of
-// SUPER_GRID x SUPER_GRID, each tiles_per_super tiles a side, a power of two) its pixel box
-// touches, in circle order, as an "entry": its index and its box in tiles, clamped to the
-// supertile and packed into 32 bits. bin_count counts per (chunk of circles, supertile) in
-// shared memory, bin_scan scans each supertile's counts over the chunks, bin_emit writes the
-// entries and starts[s], where list s begins (the lists lie end to end; starts[SUPERTILES] is
-// their total).
+// The fast renderer's binning stage ("bin"; cuda/binned.py, BinnedPath.bin): every circle is listed
+// under each supertile (one of SUPER_GRID x SUPER_GRID, each tiles_per_super tiles a side, a power
+// of two) its pixel box touches, in circle order, as an "entry": its index and its box in tiles,
+// clamped to the supertile and packed into 32 bits. bin_count counts per (chunk of circles,
+// supertile) in shared memory, bin_scan scans each supertile's counts over the chunks, bin_emit
+// writes the entries and starts[s], where list s begins (the lists lie end to end;
+// starts[SUPERTILES] is their total).
 //
 // Order. Block b takes a chunk of circles and warp w of it a run of consecutive ones, 32 at a
 // time, so an entry's place in its list is: the list's start, the entries of earlier chunks
@@ -19,9 +19,11 @@
 // Circles that touch at most 2 x 2 supertiles take 4 slots.
 // NumPy twins: circle_render/twins/bin.py.
 //
-// Every kernel returns at once when *gate is 0: the back layer of a deep flat scene is binned
-// only when its front layer left a tile unfinished (kernels/draw.cu, DRAW_BACK). The front
-// layer passes no gate (null).
+// Each step is one body (count_supertiles, scan_counts, emit_entries) behind two entry points:
+// the "bin" stage's (bin_count, bin_scan, bin_emit) and the "bin_back" stage's (bin_back_count,
+// bin_back_scan, bin_back_emit) of the binned path with a front layer, which bins every circle
+// again only when the front layer left a tile unfinished: they return at once when *gate (the
+// count of deferred tiles, kernels/draw.cu's draw_front) is 0.
 #include "tiles.cuh"
 #include "scan.cuh"
 
@@ -69,18 +71,13 @@ __device__ __forceinline__ void for_each_circle_group(const float4* __restrict__
     }
 }
 
-// A null gate is always open (the front layer's: no load before the work).
-__device__ __forceinline__ bool closed(const int* __restrict__ gate) { return gate != nullptr && *gate == 0; }
-
 // Block b handles circles [b * chunk, (b + 1) * chunk), chunk = BIN_THREADS * items, warp w
 // of it 32 * items of them, and writes counts[b * SUPERTILES + s], its circles touching supertile
 // s, and warp_offsets[(b * BIN_WARPS + w) * SUPERTILES + s], those of its warps before w
 // (16 bits: a chunk holds at most BIN_THREADS * BIN_MAX_ITEMS circles).
-extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-bin_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super,
-          int items, int* __restrict__ counts, unsigned short* __restrict__ warp_offsets,
-          const int* __restrict__ gate) {
-    if (closed(gate)) return;
+__device__ __forceinline__ void count_supertiles(const float4* __restrict__ circles, int n, int width, int height,
+                                                 int tiles_per_super, int items, int* __restrict__ counts,
+                                                 unsigned short* __restrict__ warp_offsets) {
     __shared__ int per_warp[BIN_WARPS][SUPERTILES];
     const int warp = threadIdx.x >> 5, shift = __ffs(tiles_per_super) - 1;
     const int first = (blockIdx.x * BIN_WARPS + warp) * 32 * items;
@@ -108,9 +105,7 @@ bin_count(const float4* __restrict__ circles, int n, int width, int height, int 
 // when it is short), the runs' sums are scanned across the warps in shared memory, each lane
 // writes its run's prefixes.
 constexpr int SCAN_WARPS = SCAN_BLOCK / 32;
-extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
-bin_scan(int* __restrict__ counts, int chunks, int* __restrict__ totals, const int* __restrict__ gate) {
-    if (closed(gate)) return;
+__device__ __forceinline__ void scan_counts(int* __restrict__ counts, int chunks, int* __restrict__ totals) {
     __shared__ int run_sums[SCAN_WARPS][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int s = blockIdx.x * 32 + lane;
@@ -153,12 +148,11 @@ bin_scan(int* __restrict__ counts, int chunks, int* __restrict__ totals, const i
 // lengths into their starts (block 0 writes them to `starts`), and next[w][s] becomes where warp
 // w's first entry in list s goes. Writes past capacity are dropped (render_fast then walks every
 // circle instead).
-extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-bin_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super,
-         int items, const int* __restrict__ chunk_offsets, const int* __restrict__ totals,
-         const unsigned short* __restrict__ warp_offsets, uint2* __restrict__ list,
-         int* __restrict__ starts, int capacity, const int* __restrict__ gate) {
-    if (closed(gate)) return;
+__device__ __forceinline__ void emit_entries(const float4* __restrict__ circles, int n, int width, int height,
+                                             int tiles_per_super, int items, const int* __restrict__ chunk_offsets,
+                                             const int* __restrict__ totals,
+                                             const unsigned short* __restrict__ warp_offsets, uint2* __restrict__ list,
+                                             int* __restrict__ starts, int capacity) {
     __shared__ int chunk_at[SUPERTILES];               // where the block's first entry in list s goes
     __shared__ int next[BIN_WARPS][SUPERTILES];
     __shared__ int warp_sums[32];
@@ -203,4 +197,60 @@ bin_emit(const float4* __restrict__ circles, int n, int width, int height, int t
             }
         }
     });
+}
+
+// ---- the entry points: the "bin" stage, and the gated "bin_back" stage ----
+
+extern "C" __global__ void __launch_bounds__(BIN_THREADS)
+bin_count(const float4* __restrict__ circles,            // (n,) x, y, z, r
+          int n, int width, int height,
+          int tiles_per_super,                           // supertile side in tiles, a power of two
+          int items,                                     // circles a thread
+          int* __restrict__ counts,                      // (chunks, SUPERTILES) out
+          unsigned short* __restrict__ warp_offsets) {   // (chunks, BIN_WARPS, SUPERTILES) out
+    count_supertiles(circles, n, width, height, tiles_per_super, items, counts, warp_offsets);
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
+bin_scan(int* __restrict__ counts,                       // (chunks, SUPERTILES) scanned in place
+         int chunks,
+         int* __restrict__ totals) {                     // (SUPERTILES,) out: list lengths
+    scan_counts(counts, chunks, totals);
+}
+
+extern "C" __global__ void __launch_bounds__(BIN_THREADS)
+bin_emit(const float4* __restrict__ circles,             // (n,) x, y, z, r
+         int n, int width, int height, int tiles_per_super, int items,
+         const int* __restrict__ chunk_offsets,          // (chunks, SUPERTILES): bin_scan's counts
+         const int* __restrict__ totals,                 // (SUPERTILES,)
+         const unsigned short* __restrict__ warp_offsets,   // (chunks, BIN_WARPS, SUPERTILES)
+         uint2* __restrict__ list,                       // (capacity,) out: (circle index, packed tile box)
+         int* __restrict__ starts,                       // (SUPERTILES + 1,) out
+         int capacity) {
+    emit_entries(circles, n, width, height, tiles_per_super, items, chunk_offsets, totals, warp_offsets, list, starts,
+                 capacity);
+}
+
+extern "C" __global__ void __launch_bounds__(BIN_THREADS)
+bin_back_count(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super, int items,
+               int* __restrict__ counts, unsigned short* __restrict__ warp_offsets,
+               const int* __restrict__ gate) {           // (>= 1,): the deferred tiles' count
+    if (*gate == 0) return;
+    count_supertiles(circles, n, width, height, tiles_per_super, items, counts, warp_offsets);
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
+bin_back_scan(int* __restrict__ counts, int chunks, int* __restrict__ totals, const int* __restrict__ gate) {
+    if (*gate == 0) return;
+    scan_counts(counts, chunks, totals);
+}
+
+extern "C" __global__ void __launch_bounds__(BIN_THREADS)
+bin_back_emit(const float4* __restrict__ circles, int n, int width, int height, int tiles_per_super, int items,
+              const int* __restrict__ chunk_offsets, const int* __restrict__ totals,
+              const unsigned short* __restrict__ warp_offsets, uint2* __restrict__ list, int* __restrict__ starts,
+              int capacity, const int* __restrict__ gate) {
+    if (*gate == 0) return;
+    emit_entries(circles, n, width, height, tiles_per_super, items, chunk_offsets, totals, warp_offsets, list, starts,
+                 capacity);
 }

@@ -30,7 +30,7 @@ __device__ __forceinline__ float4 fetch_entry(const uint2* __restrict__ list,
 // in order: the circle, its colour and the run of full hits just before it (colour, T), so
 // that the loop over them reads shared memory at a running index (no shuffles, no bit scan).
 // The rectangles are read from shared memory where needed: held in registers through the walk
-// they cost eight (render_fast spilled with CULL_ITEMS 4).
+// they cost eight (the draw spilled with CULL_ITEMS 4).
 template <bool SNOW>
 struct Stage {
     float4 circle[STEP];

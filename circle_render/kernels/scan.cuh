@@ -1,7 +1,7 @@
 // Scans of one value per thread: warp-wide inclusive (shuffles), and block-wide exclusive (each
 // warp's, then the warp totals scanned through shared memory). Used by the tiled renderer's
-// cull, the fast renderer's list scans (bin_scan, sparse_sort, sparse_scan_groups) and staged
-// hits, and scan.cu. T is any integer type (a 64-bit one can carry several small counts in bit
+// cull, the fast renderer's list scans (bin_scan, sparse_bin_shared, sparse_bin_scan_groups) and
+// staged hits, and scan.cu. T is any integer type (a 64-bit one can carry several small counts in bit
 // fields: they add independently as long as no field overflows).
 #pragma once
 

@@ -1,26 +1,27 @@
-// The fast renderer's sparse binning stage ("sparse_bin"; cuda/fast.py, sparse_bin): scenes
+// The sparse path's binning stage ("sparse_bin"; cuda/sparse.py, SparsePath.sparse_bin): scenes
 // with few circles over any pixel (micro2M). Every circle is listed under each tile
 // (SPARSE_TILE pixels a side) its pixel box touches, chunk by chunk; sparse_lists.cuh says how
 // the lists lie. NumPy twins: circle_render/twins/sparse_bin.py.
 //
-// Shared counting (SPARSE_SHARED: up to SPARSE_SHARED_TILES tiles, images of up to 2048 pixels
-// a side): one kernel, sparse_sort, a block a chunk of SPARSE_CHUNK circles. It counts each
+// Shared counting (SparseSegments: up to SPARSE_SHARED_TILES tiles, images of up to 2048 pixels
+// a side): one kernel, sparse_bin_shared, a block a chunk of SPARSE_CHUNK circles. It counts each
 // tile's circles of the chunk in shared memory (16-bit counters, two a word; no global
 // atomics), scans the counts over the tiles into the chunk's row of offsets, places each entry
 // at its tile's offset plus its rank (in no order within a segment) in shared memory, and writes
 // the chunk's entries out whole: coalesced (written one by one, each entry is an L2 request of
 // its own). Where its chunk begins, a block learns from the totals the chunks before it publish.
-// Global counting (more tiles: the counters do not fit in shared memory), four kernels:
-// sparse_count (global atomics), sparse_scan_in_groups (the tile counts scanned within groups of
-// SPARSE_GROUP_TILES tiles), sparse_scan_groups (the groups' totals scanned), sparse_emit (each
-// entry at its list's start plus its rank, from global atomics again); render_sparse zeroes the
-// counters for the next frame.
+// Global counting (SparseTileLists: more tiles, whose counters do not fit in shared memory), four
+// kernels: sparse_bin_count (global atomics), sparse_bin_scan_tiles (the tile counts scanned
+// within groups of SPARSE_GROUP_TILES tiles), sparse_bin_scan_groups (the groups' totals scanned),
+// sparse_bin_emit (each entry at its list's start plus its rank, from global atomics again);
+// sparse_draw_global zeroes the counters for the next frame.
+// sparse_pack (its own stage, "sparse_pack") packs each circle and its colour for the draw.
 #include "sparse_lists.cuh"
 #include "scan.cuh"
 
 constexpr int SCAN_WARPS = BIN_THREADS / 32;
 static_assert(SPARSE_CHUNK <= 65535, "a chunk's circles in one tile are counted in 16 bits");
-static_assert(SPARSE_GROUP_TILES == 32, "sparse_scan_in_groups: a lane a tile");
+static_assert(SPARSE_GROUP_TILES == 32, "sparse_bin_scan_tiles: a lane a tile");
 
 template <class Visit>
 __device__ __forceinline__ void for_each_tile(TileBox b, int tiles_x, Visit visit) {
@@ -70,18 +71,18 @@ __device__ __forceinline__ int entries_before(const unsigned long long* chunk_st
 // and writes its entries out whole, coalesced. A chunk of more than `held` entries writes them
 // one by one. Entries from `capacity` on are dropped. ticket counts blocks over all frames.
 extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS, 2)
-sparse_sort(const float4* __restrict__ circles,            // (n,) x, y, z, r
-            int n, int width, int height,
-            int tiles_x,                                   // tiles across
-            int tiles,                                     // tiles in all
-            int chunks,                                    // chunks of SPARSE_CHUNK circles
-            int* __restrict__ offsets,                     // (chunks, tiles + 1) out
-            int* __restrict__ chunk_starts,                // (chunks + 1,) out
-            unsigned long long* __restrict__ ticket,       // (1,) blocks taken, over all frames
-            unsigned long long* __restrict__ chunk_status, // (chunks,) (frame, total) published
-            int* __restrict__ list,                        // (capacity,) out: circle indices
-            int capacity,
-            int held) {                                    // entries the shared memory holds
+sparse_bin_shared(const float4* __restrict__ circles,            // (n,) x, y, z, r
+                  int n, int width, int height,
+                  int tiles_x,                                   // tiles across
+                  int tiles,                                     // tiles in all
+                  int chunks,                                    // chunks of SPARSE_CHUNK circles
+                  int* __restrict__ offsets,                     // (chunks, tiles + 1) out
+                  int* __restrict__ chunk_starts,                // (chunks + 1,) out
+                  unsigned long long* __restrict__ ticket,       // (1,) blocks taken, over all frames
+                  unsigned long long* __restrict__ chunk_status, // (chunks,) (frame, total) published
+                  int* __restrict__ list,                        // (capacity,) out: circle indices
+                  int capacity,
+                  int held) {                                    // entries the shared memory holds
     extern __shared__ unsigned words[];
     __shared__ int warp_sums[32];
     __shared__ unsigned long long taken;
@@ -125,10 +126,10 @@ sparse_sort(const float4* __restrict__ circles,            // (n,) x, y, z, r
 
 // Global counting: counts[t] += circles touching tile t.
 extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
-sparse_count(const float4* __restrict__ circles,   // (n,) x, y, z, r
-             int n, int width, int height,
-             int tiles_x,                          // tiles across
-             int* __restrict__ counts) {           // (tiles,) added to
+sparse_bin_count(const float4* __restrict__ circles,   // (n,) x, y, z, r
+                 int n, int width, int height,
+                 int tiles_x,                          // tiles across
+                 int* __restrict__ counts) {           // (tiles,) added to
     for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x,
                       [&](int t) { atomicAdd(&counts[t], 1); });
@@ -136,10 +137,10 @@ sparse_count(const float4* __restrict__ circles,   // (n,) x, y, z, r
 
 // Global counting, the tile counts scanned within each group of SPARSE_GROUP_TILES tiles.
 // Warp g of all: tiles [32g, 32g + 32), a lane each: local[t] = the counts of
-// the group's tiles before t, totals[t] = counts[t] (which becomes 0: sparse_emit counts ranks
+// the group's tiles before t, totals[t] = counts[t] (which becomes 0: sparse_bin_emit counts ranks
 // from it), group_totals[g] = the group's sum.
 extern "C" __global__ void __launch_bounds__(BIN_THREADS)
-sparse_scan_in_groups(int* __restrict__ counts,         // (tiles,) read, then zeroed
+sparse_bin_scan_tiles(int* __restrict__ counts,         // (tiles,) read, then zeroed
                       int tiles,
                       int* __restrict__ totals,         // (tiles,) out: list lengths
                       int* __restrict__ local,          // (tiles,) out: start within the group
@@ -162,9 +163,9 @@ sparse_scan_in_groups(int* __restrict__ counts,         // (tiles,) read, then z
 // group_starts[groups] = all entries. Each thread scans a run of consecutive group totals
 // (three barriers in all).
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK)
-sparse_scan_groups(const int* __restrict__ group_totals,  // (groups,)
-                   int groups,
-                   int* __restrict__ group_starts) {     // (groups + 1,) out
+sparse_bin_scan_groups(const int* __restrict__ group_totals,  // (groups,)
+                       int groups,
+                       int* __restrict__ group_starts) {     // (groups + 1,) out
     __shared__ int warp_sums[32];
     const int per = (groups + SCAN_BLOCK - 1) / SCAN_BLOCK;
     const int lo = min(groups, (int)threadIdx.x * per), hi = min(groups, lo + per);
@@ -180,16 +181,16 @@ sparse_scan_groups(const int* __restrict__ group_totals,  // (groups,)
 }
 
 // Global counting: each entry at tile t's list start plus its rank, counts[t] counting ranks
-// (from 0: sparse_scan_in_groups).
+// (from 0: sparse_bin_scan_tiles).
 extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
-sparse_emit(const float4* __restrict__ circles,        // (n,) x, y, z, r
-            int n, int width, int height,
-            int tiles_x,                                // tiles across
-            int* __restrict__ counts,                   // (tiles,) ranks counted from 0
-            const int* __restrict__ group_starts,       // (groups + 1,)
-            const int* __restrict__ local,              // (tiles,)
-            int* __restrict__ list,                     // (capacity,) out: circle indices
-            int capacity) {
+sparse_bin_emit(const float4* __restrict__ circles,        // (n,) x, y, z, r
+                int n, int width, int height,
+                int tiles_x,                                // tiles across
+                int* __restrict__ counts,                   // (tiles,) ranks counted from 0
+                const int* __restrict__ group_starts,       // (groups + 1,)
+                const int* __restrict__ local,              // (tiles,)
+                int* __restrict__ list,                     // (capacity,) out: circle indices
+                int capacity) {
     for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS)
         for_each_tile(tile_box(circles[i], width, height, SPARSE_TILE), tiles_x, [&](int t) {
             const int pos = list_start(group_starts, local, t) + atomicAdd(&counts[t], 1);
@@ -198,14 +199,14 @@ sparse_emit(const float4* __restrict__ circles,        // (n,) x, y, z, r
 }
 
 // records[2i] = circle i (x, y, z, r), records[2i + 1] = its colour (r, g, b, 0): one aligned
-// 32-byte sector a circle, so render_sparse's gathers (each tile its circles, in random order
+// 32-byte sector a circle, so sparse_draw's gathers (each tile its circles, in random order
 // from DRAM) read one sector an entry instead of two or three. Run once at load for still
 // scenes, every frame (before the lists) for animated ones.
 extern "C" __global__ void __launch_bounds__(SPARSE_BIN_THREADS)
-pack_records(const float4* __restrict__ circles,   // (n,) x, y, z, r
-             const float* __restrict__ colors,     // (n, 3)
-             int n,
-             float4* __restrict__ records) {       // (n, 2) out: circle, colour (r, g, b, 0)
+sparse_pack(const float4* __restrict__ circles,   // (n,) x, y, z, r
+            const float* __restrict__ colors,     // (n, 3)
+            int n,
+            float4* __restrict__ records) {       // (n, 2) out: circle, colour (r, g, b, 0)
     for (int i = blockIdx.x * SPARSE_BIN_THREADS + threadIdx.x; i < n; i += gridDim.x * SPARSE_BIN_THREADS) {
         records[2 * i] = circles[i];
         records[2 * i + 1] = make_float4(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2], 0.f);

@@ -1,12 +1,13 @@
-// The fast renderer's sparse draw stage ("sparse_draw"; cuda/fast.py, sparse_draw): render_sparse,
-// one block per tile, one pixel per thread. Every pixel's circles are few, so circle order is
-// restored per tile in shared memory rather than walked from a sorted list. NumPy twin:
-// circle_render/twins/sparse_draw.py.
+// The sparse path's draw stage ("sparse_draw"; cuda/sparse.py, SparsePath.sparse_draw): one block
+// per tile, one pixel per thread; one body (draw_sparse_tile) behind an entry point per list
+// layout, sparse_draw_shared and sparse_draw_global (sparse_lists.cuh). Every pixel's circles are
+// few, so circle order is restored per tile in shared memory rather than walked from a sorted
+// list. NumPy twins: circle_render/twins/sparse_draw.py.
 //
 // A block finds its tile's segments (sparse_lists.cuh) a thread a segment (SPARSE_THREADS at a
 // time: a window) and takes them in rounds of whole segments (at most SPARSE_STAGE entries: one
 // round for micro2M at 1024). A round is staged in shared memory (stage_round): each entry's
-// place in circle order is found by ranking it within its segment, and its record (pack_records'
+// place in circle order is found by ranking it within its segment, and its record (sparse_pack's
 // 32 bytes) is stored at that place. Then, in one of two ways (SPARSE_BITS, the plan's choice by
 // the circles' size), every pixel blends the circles that cover it in that order, exactly as the
 // serial reference does:
@@ -21,7 +22,7 @@
 #include "scan.cuh"
 
 constexpr int SPARSE_THREADS = SPARSE_TILE * SPARSE_TILE;     // a pixel a thread
-static_assert(SPARSE_THREADS == BLOCK_THREADS, "render_sparse is one pixel per thread of a block");
+static_assert(SPARSE_THREADS == BLOCK_THREADS, "the sparse draw is one pixel per thread of a block");
 
 // A round's circles: the list entries as loaded, then at their places in circle order each
 // circle's record: flat with pixel bits, alpha * colour (r, g, b, 0) in colour[k]; otherwise
@@ -105,12 +106,13 @@ __device__ __forceinline__ void blend_in_index_order(float4& p, const int* __res
 // Entry e's place among entries [0, count) (whole segments) in circle order: its segment's
 // start plus the entries of its segment with smaller indices (segments are short: micro2M's
 // hold 2 to 3 circles at 1024 pixels; with global counting the whole round is one, ~70).
+template <bool CHUNKED>
 __device__ __forceinline__ int place_in_order(const int* index, int e, int count) {
-    const int i = index[e], s = segment_of(i);
+    const int i = index[e], s = segment_of<CHUNKED>(i);
     int a = e, z = e + 1;
-    if (!SPARSE_SHARED) a = 0, z = count;
-    while (a > 0 && segment_of(index[a - 1]) == s) --a;
-    while (z < count && segment_of(index[z]) == s) ++z;
+    if (!CHUNKED) a = 0, z = count;
+    while (a > 0 && segment_of<CHUNKED>(index[a - 1]) == s) --a;
+    while (z < count && segment_of<CHUNKED>(index[z]) == s) ++z;
     int place = a;
     for (int k = a; k < z; ++k) place += index[k] < i;
     return place;
@@ -152,7 +154,7 @@ __device__ __forceinline__ int round_end(SparseStage<SNOW>& st, int2 segment, in
 // once the barrier is passed): each circle's record at its place in circle order and, with
 // pixel bits, that place's bit in every pixel of the tile it covers (the bits are zero:
 // blend_marked leaves them so). Each thread loads the next record while it stores the current.
-template <bool SNOW>
+template <bool SNOW, bool CHUNKED>
 __device__ __forceinline__ void stage_round(SparseStage<SNOW>& st, int count, const float4* __restrict__ records,
                                             int x0, int y0, int width, int height) {
     __syncthreads();
@@ -165,7 +167,7 @@ __device__ __forceinline__ void stage_round(SparseStage<SNOW>& st, int count, co
             const int next = st.index[e + SPARSE_THREADS];
             c = records[2 * next], col = records[2 * next + 1];
         }
-        const int place = place_in_order(st.index, e, count);
+        const int place = place_in_order<CHUNKED>(st.index, e, count);
         if (SNOW) {
             st.circle[place] = here;
             st.colour[place] = colour;
@@ -223,28 +225,15 @@ __device__ __forceinline__ void blend_walked(SparseStage<SNOW>& st, int count, f
 constexpr int SPARSE_SUB_W = 8, SPARSE_SUB_H = 32 / SPARSE_SUB_W;
 static_assert(SPARSE_TILE % SPARSE_SUB_W == 0 && SPARSE_TILE % SPARSE_SUB_H == 0, "sub-tiles split the tile");
 
-// Every tile of the image (a block each, a pixel a thread) from its list; see the top of the file.
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SPARSE_MIN_BLOCKS)
-render_sparse(const float4* __restrict__ circles,      // (n,) x, y, z, r: the slow routes
-              const float* __restrict__ colors,        // (n, 3): the slow routes
-              const float4* __restrict__ records,      // (n, 2): circle, colour (pack_records)
-              int n,
-              const int* __restrict__ list,            // (capacity,) circle indices
-              const int* __restrict__ offsets,         // shared counting: (chunks, tiles + 1)
-              const int* __restrict__ chunk_starts,    // shared counting: (chunks + 1,)
-              int* __restrict__ counters,              // global counting: (tiles,), zeroed here
-              const int* __restrict__ group_starts,    // global counting: (groups + 1,)
-              const int* __restrict__ local,           // global counting: (tiles,)
-              const int* __restrict__ totals,          // global counting: (tiles,) list lengths
-              int chunks,                              // shared counting: chunks of circles
-              int capacity,                            // entries the list holds
-              float4* __restrict__ image,              // (height, width) RGBA
-              const float4* __restrict__ rows,         // (height,) each row's clear colour
-              int cleared,                             // 1: start from rows, not image
-              int width, int height) {
-    constexpr bool SNOW = SNOW_SCENE != 0;
+// Every tile of the image (a block each, a pixel a thread) from its list (Lists: SparseSegments or
+// SparseTileLists); see the top of the file.
+template <bool SNOW, class Lists>
+__device__ __forceinline__ void draw_sparse_tile(
+        const Lists lists, const float4* __restrict__ circles, const float* __restrict__ colors,
+        const float4* __restrict__ records, int n, const int* __restrict__ list, int capacity,
+        float4* __restrict__ image, const float4* __restrict__ rows, int cleared, int width, int height) {
     __shared__ SparseStage<SNOW> st;
-    static_assert(sizeof(SparseStage<SNOW>) <= 48 * 1024, "render_sparse's stage fits 48 KB: a smaller SPARSE_STAGE");
+    static_assert(sizeof(SparseStage<SNOW>) <= 48 * 1024, "the sparse draw's stage fits 48 KB: a smaller SPARSE_STAGE");
     constexpr int SIZE = SparseStage<SNOW>::SIZE;
     const int2 t = tile_of_block();
     const int tiles = gridDim.x * gridDim.y, tile = t.y * gridDim.x + t.x;
@@ -262,54 +251,93 @@ render_sparse(const float4* __restrict__ circles,      // (n,) x, y, z, r: the s
     float4 p = inside ? (cleared ? rows[y] : image[y * width + x]) : make_float4(0.f, 0.f, 0.f, 0.f);
     if (SPARSE_BITS)
         for (int w = 0; w < SparseStage<SNOW>::WORDS; ++w) st.bits[w][threadIdx.x] = 0u;
-    const bool cut = (SPARSE_SHARED ? chunk_starts[chunks] : group_starts[(tiles + SPARSE_GROUP_TILES - 1) /
-                                                                         SPARSE_GROUP_TILES]) > capacity;
+    const bool cut = lists.entries() > capacity;
     if (cut) {                             // the lists were cut short (a capacity chosen too small)
         for (int i = 0; i < n; ++i)
             shade_circle<SNOW>(p, circles[i], make_float3(colors[3 * i], colors[3 * i + 1], colors[3 * i + 2]), px, py);
     }
     auto draw_round = [&](int count) {     // the round's entries are in st.index (barrier to come)
-        stage_round<SNOW>(st, count, records, x0, y0, width, height);
+        stage_round<SNOW, Lists::CHUNKED>(st, count, records, x0, y0, width, height);
         if (SPARSE_BITS) blend_marked<SNOW>(st, count, p, px, py);
         else blend_walked<SNOW>(st, count, p, px, py, rx0, rx1, ry0, ry1);
     };
-#if SPARSE_SHARED
-    // Windows of SPARSE_THREADS segments, a thread a segment; each window's entries are placed
-    // end to end (at: where this thread's segment begins) and drawn in rounds of whole segments
-    // (one, when the window fits the stage: micro2M at 1024). Rounds need no barrier at their
-    // end: the blends read no index, which a round writes first.
-    for (int w0 = 0; w0 < chunks && !cut; w0 += SPARSE_THREADS) {
-        const int b = w0 + (int)threadIdx.x;
-        const int2 segment = b < chunks ? tile_segment(offsets, chunk_starts, tiles, b, tile) : make_int2(0, 0);
-        int ahead[SPARSE_AHEAD];           // the segment's first entries, loaded while the block scans
+    if constexpr (Lists::CHUNKED) {
+        // Windows of SPARSE_THREADS segments, a thread a segment; each window's entries are placed
+        // end to end (at: where this thread's segment begins) and drawn in rounds of whole segments
+        // (one, when the window fits the stage: micro2M at 1024). Rounds need no barrier at their
+        // end: the blends read no index, which a round writes first.
+        for (int w0 = 0; w0 < lists.chunks && !cut; w0 += SPARSE_THREADS) {
+            const int b = w0 + (int)threadIdx.x;
+            const int2 segment = b < lists.chunks ? lists.segment(tiles, b, tile) : make_int2(0, 0);
+            int ahead[SPARSE_AHEAD];           // the segment's first entries, loaded while the block scans
 #pragma unroll
-        for (int k = 0; k < SPARSE_AHEAD; ++k) ahead[k] = k < segment.y ? list[segment.x + k] : 0;
-        int in_window;
-        const int at = block_exclusive_scan<SPARSE_THREADS>(segment.y, in_window, st.warp_sums);
-        for (int done = 0; done < in_window;) {
-            const int hi = in_window - done <= SIZE ? in_window : round_end(st, segment, at, done, SIZE);
-            if (hi == done) {              // one segment longer than the stage
-                const int2 s = st.long_segment;
-                __syncthreads();           // read before the next round rewrites them
-                blend_in_index_order<SNOW>(p, list, s.x, s.x + s.y, circles, colors, px, py);
-                done += s.y;
-                continue;
+            for (int k = 0; k < SPARSE_AHEAD; ++k) ahead[k] = k < segment.y ? list[segment.x + k] : 0;
+            int in_window;
+            const int at = block_exclusive_scan<SPARSE_THREADS>(segment.y, in_window, st.warp_sums);
+            for (int done = 0; done < in_window;) {
+                const int hi = in_window - done <= SIZE ? in_window : round_end(st, segment, at, done, SIZE);
+                if (hi == done) {              // one segment longer than the stage
+                    const int2 s = st.long_segment;
+                    __syncthreads();           // read before the next round rewrites them
+                    blend_in_index_order<SNOW>(p, list, s.x, s.x + s.y, circles, colors, px, py);
+                    done += s.y;
+                    continue;
+                }
+                copy_segment(st.index, list, segment, ahead, at >= done && at + segment.y <= hi, at - done);
+                draw_round(hi - done);
+                done = hi;
             }
-            copy_segment(st.index, list, segment, ahead, at >= done && at + segment.y <= hi, at - done);
-            draw_round(hi - done);
-            done = hi;
         }
+    } else {
+        // One list, the tile's: one round, or the slow route when it is longer than the stage.
+        const int begin = list_start(lists.group_starts, lists.local, tile), count = lists.totals[tile];
+        if (count > SIZE && !cut) {
+            blend_in_index_order<SNOW>(p, list, begin, begin + count, circles, colors, px, py);
+        } else if (!cut) {
+            for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) st.index[e] = list[begin + e];
+            draw_round(count);
+        }
+        if (threadIdx.x == 0) lists.counters[tile] = 0;      // zero for the next frame
     }
-#else
-    // One list, the tile's: one round, or the slow route when it is longer than the stage.
-    const int begin = list_start(group_starts, local, tile), count = totals[tile];
-    if (count > SIZE && !cut) {
-        blend_in_index_order<SNOW>(p, list, begin, begin + count, circles, colors, px, py);
-    } else if (!cut) {
-        for (int e = threadIdx.x; e < count; e += SPARSE_THREADS) st.index[e] = list[begin + e];
-        draw_round(count);
-    }
-    if (threadIdx.x == 0) counters[tile] = 0;      // zero for the next frame
-#endif
     if (inside) image[y * width + x] = p;
+}
+
+constexpr bool SNOW = SNOW_SCENE != 0;
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SPARSE_MIN_BLOCKS)
+sparse_draw_shared(const float4* __restrict__ circles,      // (n,) x, y, z, r: the slow routes
+                   const float* __restrict__ colors,        // (n, 3): the slow routes
+                   const float4* __restrict__ records,      // (n, 2): circle, colour (sparse_pack)
+                   int n,
+                   const int* __restrict__ list,            // (capacity,) circle indices
+                   const int* __restrict__ offsets,         // (chunks, tiles + 1)
+                   const int* __restrict__ chunk_starts,    // (chunks + 1,)
+                   int chunks,                              // chunks of SPARSE_CHUNK circles
+                   int capacity,                            // entries the list holds
+                   float4* __restrict__ image,              // (height, width) RGBA
+                   const float4* __restrict__ rows,         // (height,) each row's clear colour
+                   int cleared,                             // 1: start from rows, not image
+                   int width, int height) {
+    draw_sparse_tile<SNOW>(SparseSegments{offsets, chunk_starts, chunks}, circles, colors, records, n, list, capacity,
+                           image, rows, cleared, width, height);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SPARSE_MIN_BLOCKS)
+sparse_draw_global(const float4* __restrict__ circles,      // (n,) x, y, z, r: the slow routes
+                   const float* __restrict__ colors,        // (n, 3): the slow routes
+                   const float4* __restrict__ records,      // (n, 2): circle, colour (sparse_pack)
+                   int n,
+                   const int* __restrict__ list,            // (capacity,) circle indices
+                   int* __restrict__ counters,              // (tiles,) zeroed here
+                   const int* __restrict__ group_starts,    // (groups + 1,)
+                   const int* __restrict__ local,           // (tiles,)
+                   const int* __restrict__ totals,          // (tiles,) list lengths
+                   int capacity,                            // entries the list holds
+                   float4* __restrict__ image,              // (height, width) RGBA
+                   const float4* __restrict__ rows,         // (height,) each row's clear colour
+                   int cleared,                             // 1: start from rows, not image
+                   int width, int height) {
+    const int groups = (gridDim.x * gridDim.y + SPARSE_GROUP_TILES - 1) / SPARSE_GROUP_TILES;
+    draw_sparse_tile<SNOW>(SparseTileLists{counters, group_starts, local, totals, groups}, circles, colors, records, n,
+                           list, capacity, image, rows, cleared, width, height);
 }

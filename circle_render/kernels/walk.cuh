@@ -1,11 +1,11 @@
-// The tile walk, shared by the draw kernels: one block composites one tile (FAST_TILE x
-// FAST_TILE pixels, PIXELS per thread) from a list of entries or from every circle, from the
-// LAST circle to the first: it culls CULL_ITEMS * BLOCK_THREADS circles per step (hits staged
-// in shared memory: cull_step), composites the hits front to back with transmittance T, each
-// warp its own sub-tile (runs of hits that cover it all folded first: fold_runs), and stops
-// once every pixel of the tile has T < T_EPS. "Over" is associative, so this equals serial
-// blending up to rounding and the at most T_EPS * max colour that the circles behind a
-// finished pixel would have added.
+// The tile walk, shared by walk.cu (the walk path) and draw.cu (the binned path's draws): one
+// block composites one tile (FAST_TILE x FAST_TILE pixels, PIXELS per thread) from a list of
+// entries or from every circle, from the LAST circle to the first: it culls
+// CULL_ITEMS * BLOCK_THREADS circles per step (hits staged in shared memory: cull_step),
+// composites the hits front to back with transmittance T, each warp its own sub-tile (runs of
+// hits that cover it all folded first: fold_runs), and stops once every pixel of the tile has
+// T < T_EPS. "Over" is associative, so this equals serial blending up to rounding and the at
+// most T_EPS * max colour that the circles behind a finished pixel would have added.
 #pragma once
 #include "shade.cuh"
 #include "cull.cuh"

@@ -14,13 +14,14 @@ import ctypes
 import functools
 import json
 import platform
+from collections.abc import Callable
 from importlib import resources
 
 import numpy as np
 
 
-@functools.lru_cache(maxsize=None)
-def _glibc_powf():
+@functools.cache
+def _glibc_powf() -> Callable[[float, float], float] | None:
     """glibc's powf through ctypes, or None where glibc is not the C library."""
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return None
@@ -36,7 +37,7 @@ def has_glibc_powf() -> bool:
     return _glibc_powf() is not None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _depth_corrections() -> tuple[int, dict[int, np.float32]]:
     data = json.loads((resources.files("circle_render") / "scenes" / "glibc_powf_depths.json").read_text())
     fix = {int(k): np.uint32(int(v, 16)).view(np.float32) for k, v in data["corrections"].items()}

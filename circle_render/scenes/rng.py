@@ -35,7 +35,7 @@ def _seed_table(seed: int) -> list[int]:
     return [v & 0xFFFFFFFF for v in r]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _block_matrix(length: int) -> np.ndarray:
     """Row t gives r[s+t] as a combination (mod 2**32) of r[s-31 .. s-1]."""
     rows = np.zeros((length + _LAG, _LAG), dtype=np.uint64)

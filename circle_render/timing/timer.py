@@ -19,7 +19,10 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing's from Python 3.11
 
 
 @dataclass(frozen=True)
@@ -41,12 +44,13 @@ class Times:
 class Stopwatch:
     """``with Stopwatch() as sw: ...`` then ``sw.ms`` (or ``sw.s``): one wall time of a block."""
 
-    def __enter__(self) -> Stopwatch:
+    ms: float                # set when the block ends
+
+    def __enter__(self) -> Self:
         self._start = time.perf_counter()
-        self.ms = None
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.ms = (time.perf_counter() - self._start) * 1e3
 
     @property
@@ -112,7 +116,8 @@ def event_timeline(steps: Sequence[Callable[[], Any]], runs: int = 1, *,
     its own, so what the GPU spent on it and not Python's launch gaps."""
     import cupy as cp
     events = [cp.cuda.Event() for _ in range(len(steps) + 1)]
-    per_step, issue = [[] for _ in steps], []
+    per_step: list[list[float]] = [[] for _ in steps]
+    issue: list[float] = []
     for _ in range(runs):
         if before is not None:
             before()

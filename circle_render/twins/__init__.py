@@ -10,8 +10,9 @@ or exactly where both sides round the same way (kernels compiled without contrac
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
 
-def twin_module(kernel_file: str):
+def twin_module(kernel_file: str) -> ModuleType:
     """The twin module of kernels/NAME.cu."""
     return importlib.import_module(f"circle_render.twins.{kernel_file.removesuffix('.cu')}")

@@ -2,7 +2,11 @@
 order, as the reference does (bit for bit on flat scenes: both round each operation alike)."""
 from __future__ import annotations
 
+import numpy as np
 
-def render_tiled(scene, width: int, height: int, steps: int = 0):
+from circle_render.scenes.scene import Scene
+
+
+def render_tiled(scene: Scene, width: int, height: int, steps: int = 0) -> np.ndarray:
     from circle_render.cpu.reference import reference_image
     return reference_image(scene, width, height, steps=steps)

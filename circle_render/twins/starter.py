@@ -3,7 +3,11 @@ overlap, the starter draws exactly this (tested); where they overlap it does not
 race and ignore the circles' order (the point of the assignment)."""
 from __future__ import annotations
 
+import numpy as np
 
-def render_starter(scene, width: int, height: int, steps: int = 0):
+from circle_render.scenes.scene import Scene
+
+
+def render_starter(scene: Scene, width: int, height: int, steps: int = 0) -> np.ndarray:
     from circle_render.cpu.reference import reference_image
     return reference_image(scene, width, height, steps=steps)

@@ -6,17 +6,20 @@ import numpy as np
 
 from circle_render.cpu.shading import circle_bounds
 
+Box = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]     # x0, x1, y0, y1: one value a circle
 
-def tile_box(position, radius, width: int, height: int, tile: int):
+
+def tile_box(position: np.ndarray, radius: np.ndarray, width: int, height: int, tile: int) -> Box:
     """Each circle's pixel box in tiles: inclusive (x0, x1, y0, y1) int64 arrays; (1, 0, 1, 0)
     where the pixel box is empty."""
     x0, x1, y0, y1 = (b.astype(np.int64) for b in circle_bounds(position, radius, width, height))
     empty = (x0 >= x1) | (y0 >= y1)
     box = (x0 // tile, (x1 - 1) // tile, y0 // tile, (y1 - 1) // tile)
-    return tuple(np.where(empty, e, b) for b, e in zip(box, (1, 0, 1, 0)))
+    x0b, x1b, y0b, y1b = (np.where(empty, e, b) for b, e in zip(box, (1, 0, 1, 0)))
+    return x0b, x1b, y0b, y1b
 
 
-def pack_in_cell(box, cx, cy, cells: int) -> np.ndarray:
+def pack_in_cell(box: Box, cx: np.ndarray | int, cy: np.ndarray | int, cells: int) -> np.ndarray:
     """Boxes clamped to the cell of cells x cells tiles starting at tile (cx, cy), tile indices
     modulo 256 packed as bytes (x0, x1, y0, y1), uint32 (for boxes that touch the cell)."""
     x0, x1, y0, y1 = box
@@ -30,7 +33,7 @@ class TileTouch:
     pairs sorted by tile, then circle (a dense tiles x circles matrix would not fit for
     micro2M). Empty boxes (x0 > x1) hold none."""
 
-    def __init__(self, box, tiles_x: int, tiles_y: int, n: int):
+    def __init__(self, box: Box, tiles_x: int, tiles_y: int, n: int):
         x0, x1, y0, y1 = (np.asarray(b, dtype=np.int64) for b in box)
         w, h = np.maximum(x1 - x0 + 1, 0), np.maximum(y1 - y0 + 1, 0)
         count = w * h
