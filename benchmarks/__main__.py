@@ -29,6 +29,7 @@ COMMANDS = {
     "course-fidelity": ("course_fidelity.py", "course originals by the course's checker beside their ports"),
     "course-splice": ("course_splice.py", "the whole cudaRenderer.cu of a course-style original"),
     "viewer": ("viewer_cost.py", "the viewer's GPU cost"),
+    "output": ("output.py", "writing frames: PNG sequences, GIF, video, end to end and the writer alone; peak memory"),
     "scenefiles": ("scene_files.py", ".par / .circles saving and loading (CPU)"),
     "cpu-peers": ("cpu_peers.py", "cpu-fast against the CPU libraries and -r cpu (CPU)"),
     "api-peers": ("api_peers.py", "render() with the drawing options against the CPU drawing libraries (CPU)"),

@@ -22,6 +22,7 @@ from circle_render.commands import compile as compile_cmd
 from circle_render.commands import primitives as primitives_cmd
 from circle_render.commands import scene as scene_cmd
 from circle_render.errors import Interrupted, UserError
+from circle_render.interrupts import install_numba_safe
 from circle_render.scenes import SCENE_NAMES, SCENES
 
 MAX_SIZE = 16384
@@ -119,10 +120,22 @@ def list_command():
 @click.option("-b", "--bench", "frames", metavar="START:END", callback=_frames_option,
               help="Render frames [START, END) and print the course's per-frame Clear/Advance/"
                    "Render/Total times. Default: frame 0 only, no timing lines.")
+@click.option("--frame", "frame", type=click.IntRange(0, None), metavar="N",
+              help="Draw frame N (after N+1 animation steps, as -b N:N+1) and write only it, "
+                   "to -o FILE as named; no timing lines.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the picture: .png, .ppm, or .gif (one animated file). With several "
-                   "frames, .png/.ppm give STEM_0000.png, STEM_0001.png, ... Without -o nothing "
-                   "is written: the scene is rendered and a one-line summary goes to stderr.")
+              help="Write the picture: .png, .ppm, .gif (one animated file), .mp4 (H.264) or "
+                   ".webm (VP9) (video: pip install 'circle-render[video]'). With several frames, "
+                   ".png/.ppm give STEM_0000.png, STEM_0001.png, ... Without -o nothing is "
+                   "written: the scene is rendered and a one-line summary goes to stderr.")
+@click.option("--fps", type=float, default=None, metavar="FPS",
+              help="Frames a second of a .gif (at most 50), .mp4 or .webm.  [default: 30]")
+@click.option("--codec", type=click.Choice(["h264", "vp9", "av1"], case_sensitive=False), default=None,
+              help="The video codec: h264 (the default for .mp4), vp9 (the default for .webm), "
+                   "av1 (either).")
+@click.option("--crf", type=int, default=None, metavar="N",
+              help="Video quality, lower is better: h264 0..51 (default 20), vp9 and av1 0..63 "
+                   "(default 32 and 35).")
 @click.option("-c", "--check", is_flag=True,
               help="Also render with the cpu reference and compare by the course's rule "
                    "(r, g, b within 0.1; more than 5 mismatches fails, exit code 1).")
@@ -263,17 +276,19 @@ def _raise_interrupted(signum, frame):
 @contextlib.contextmanager
 def _signals_as_interrupts():
     """SIGTERM and SIGHUP raise Interrupted, as Ctrl-C raises KeyboardInterrupt, while the
-    command runs; a signal already ignored (nohup's SIGHUP) stays ignored."""
+    command runs; a signal already ignored (nohup's SIGHUP) stays ignored; none of them is
+    raised inside numba's run-time code (interrupts.py)."""
     names = ("SIGTERM", "SIGHUP")
     previous = {}
     for sig in (getattr(signal, n) for n in names if hasattr(signal, n)):
         with contextlib.suppress(ValueError):        # not the main thread: leave them alone
             if signal.getsignal(sig) == signal.SIG_DFL:
                 previous[sig] = signal.signal(sig, _raise_interrupted)
+    safe = install_numba_safe()                      # never raised inside numba's own code
     try:
         yield
     finally:
-        for sig, handler in previous.items():
+        for sig, handler in {**safe, **previous}.items():   # the originals last
             signal.signal(sig, handler)
 
 

@@ -35,12 +35,10 @@ def test_read_only_output_folder(tmp_path, monkeypatch, capsys):
 
 
 def test_disk_full_while_writing(tmp_path, monkeypatch, capsys):
-    from PIL import Image
-
-    def full_disk(self, fp, *a, **k):
-        Path(fp).write_bytes(b"half a png")
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(fp))
-    monkeypatch.setattr(Image.Image, "save", full_disk)
+    def full_disk(pixels, f):
+        f.write(b"half a png")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), f.name)
+    monkeypatch.setattr(image_io, "_write_png", full_disk)
     code, err = run_main(["rgb", "-r", "cpu", "-s", "16", "-o", str(tmp_path / "x.png")], capsys)
     assert code == 2 and "No space left on device" in one_line(err)
     assert list(tmp_path.iterdir()) == []          # the half-written temporary is gone
@@ -289,7 +287,7 @@ def test_a_full_disk_part_way_through_frames_says_what_was_written(tmp_path, mon
         if path.name == "f_0003.png":
             raise image_io.WriteFailed(path, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
         real(path, rgb)
-    monkeypatch.setattr("circle_render.commands.scene.write_image", fills_up)
+    monkeypatch.setattr("circle_render.io.output.write_image", fills_up)   # on the writers' threads
     out = tmp_path / "f.png"
     code, err = run_main(["hypnosis", "-r", "cpu", "-s", "8", "-b", "0:10", "-o", str(out)], capsys)
     assert code == 2

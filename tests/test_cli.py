@@ -114,14 +114,12 @@ def test_unwritable_folder_exit_2(tmp_path):
 
 
 def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    from PIL import Image
-
     from circle_render.io import images as image_io
 
-    def broken_save(self, fp, *a, **k):
-        Path(fp).write_bytes(b"half a png")
+    def broken_png(pixels, f):
+        f.write(b"half a png")
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(Image.Image, "save", broken_save)
+    monkeypatch.setattr(image_io, "_write_png", broken_png)
     with pytest.raises(OSError):
         image_io.write_image(tmp_path / "x.png", np.zeros((4, 4, 3), np.uint8))
     assert list(tmp_path.iterdir()) == []

@@ -9,19 +9,13 @@ import sys
 import click
 
 from circle_render import registry
-from circle_render.cpu.shading import picture_bytes, to_bytes
 from circle_render.drawing.support import check_drawer, command_renderer
 from circle_render.errors import UserError
-from circle_render.io.images import (
-    OutputError,
-    check_output_path,
-    frame_path,
-    gif_writer,
-    write_image,
-    write_text,
-)
+from circle_render.io.images import IMAGE_SUFFIXES, VIDEO_SUFFIXES, OutputError, check_output_path, write_text
+from circle_render.io.output import check_output, open_output
+from circle_render.io.pixels import FramePixels, frame_pixels
 from circle_render.io.scene_files import SUFFIXES as SCENE_SUFFIXES
-from circle_render.progress import notice, set_quiet
+from circle_render.progress import Progress, announce_compiles, notice, set_quiet
 from circle_render.scenes import SCENE_NAMES, SCENES, make_scene
 from circle_render.timing.timer import Stopwatch
 
@@ -78,27 +72,35 @@ def refuse_idle_options(interactive, frames, output, check, view_frames, screens
 
 
 def scene_command(scene, renderer, size, seed, frames, output, check, interactive, save_to,
-                  view_frames, screenshot, quiet=False) -> None:
+                  view_frames, screenshot, quiet=False, frame=None, fps=None, codec=None, crf=None) -> None:
     """Render SCENE (the options are the ``render SCENE`` ones, parsed by cli.py). Every input
-    is checked before anything is written: the options, the scene, the paths, the renderer
-    (and, with -i, the display)."""
+    is checked before anything is written: the options, the scene, the paths, the video's
+    codec, the renderer (and, with -i, the display)."""
     set_quiet(quiet)
     refuse_idle_options(interactive, frames, output, check, view_frames, screenshot)
+    if frame is not None and frames is not None:
+        raise UserError("give -b START:END (frames, timed) or --frame N (one frame, written), not both")
     circles = load_scene_arg(scene, seed)
     seed = seed or 0
-    out = check_output_path(output) if output is not None else None
+    start, end = frames or ((frame, frame + 1) if frame is not None else (0, 1))
+    if output is None and (fps is not None or codec is not None or crf is not None):
+        given = next(n for n, v in (("--fps", fps), ("--codec", codec), ("--crf", crf)) if v is not None)
+        raise UserError(f"{given} goes with -o FILE (.gif, .mp4, .webm)")
+    checked = check_output(output, end - start, fps, codec, crf) if output is not None else None
+    out = check_output_path(output, frames=end - start) if output is not None else None
     renderer = command_renderer(renderer, circles, out, interactive)   # a scene file's drawing options
-    start, end = frames or (0, 1)
+    alpha = circles.drawing is not None and not circles.drawing.opaque  # the picture keeps its alpha
     saved = _scene_to_save(circles, save_to, start) if save_to is not None else None
     if interactive:
         _view(circles, renderer, size, seed, view_frames, screenshot, saved)
         return
-    only_save = saved is not None and out is None and frames is None and not check
+    only_save = saved is not None and out is None and frames is None and frame is None and not check
     r = pick_renderer(renderer, say=not only_save)     # checked even when it will not draw
     check_drawer(r, circles.drawing)
     if only_save and saved is not None:
         _write_scene(*saved, [])                  # only the file was asked for: no rendering
         return
+    announce_compiles()
     if frames is not None:                        # start-up outside the timed frames
         from circle_render.timing.frames import warm_up
         warm_ms = 1e3 * warm_up(lambda: pick_renderer(registry.resolve(renderer), say=False), circles, size)
@@ -109,67 +111,62 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
         ref.load(circles, size, size)
         for _ in range(start):
             ref.advance()
-    written, failures = [], 0
+    written: list = []
+    failures = 0
+    sink = open_output(checked, end - start, fps) if checked is not None else None
+    if sink is not None and size % 2 and output.lower().endswith(VIDEO_SUFFIXES):
+        notice(f"render: {size}x{size} padded to {size + 1}x{size + 1} in the video (its 4:2:0 colour "
+               "needs even sizes; the last row and column repeat)")
+    bar = Progress(f"rendering {scene}", end - start, enabled=end - start > 1, unit="frames", rate=True)
     try:
         if saved is not None:
             _write_scene(*saved, written)
         with contextlib.ExitStack() as stack:
-            add_gif = (stack.enter_context(gif_writer(out)) if out is not None and out.suffix.lower() == ".gif"
-                       else None)
+            if sink is not None:
+                stack.enter_context(sink)
 
             def on_frame(k):
                 nonlocal failures
-                img = r.get_image() if out is not None or ref is not None else None
+                img = r.get_image() if ref is not None else None
                 if ref is not None:
                     failures += not _check_frame(ref, img, k)
-                if add_gif is not None:
-                    add_gif(to_bytes(img))
-                elif out is not None:
-                    path = out if end - start == 1 else frame_path(out, k)
-                    write_image(path, picture_bytes(img, circles))
-                    written.append(path)
+                if sink is not None:
+                    sink.add(k, FramePixels(img, owned=True, alpha=alpha) if img is not None
+                             else frame_pixels(r, alpha))
+                bar.update(k - start + 1)
 
             from circle_render.timing.frames import run_frames
             with Stopwatch() as run:
                 times = run_frames(r, start, end, on_frame)
             elapsed = run.s
+        bar.close()
     except KeyboardInterrupt as e:               # Ctrl-C, SIGTERM, SIGHUP: say what is there
-        e.done = _written_summary(written, end - start)
+        e.done = _written_summary(written, sink)
         raise
     except OutputError as e:                     # a full disk part way: say what is there
-        done = _written_summary(written, end - start)
+        done = _written_summary(written, sink)
         if done:
             raise OutputError(f"{e}; written before it: {done}") from e
         raise
-    if out is not None:
-        notice(f"render: wrote {_written(out, start, end)}")
+    if sink is not None:
+        notice(f"render: wrote {sink.wrote()}")
     if frames is not None:
         notice(f"render: {getattr(r, 'name', type(r).__name__)}, {scene} at {size}x{size}, frames "
                f"{start}:{end}, mean per frame; start-up left out (an untimed warm-up frame on a "
                f"renderer of its own ran first, {warm_ms:.1f} ms)")
         click.echo(times.report())                # stdout: the course's four lines, as its binary prints them
-    if out is None and frames is None and not check:
+    if output is None and frames is None and not check:
         notice(f"render: rendered {scene} at {size}x{size} with {r.name} in {elapsed:.3f} s; "
                "nothing written (use -o FILE to save it)")
     if failures:
         sys.exit(1)
 
 
-def _written(out, start: int, end: int) -> str:
-    """What -o wrote, for its one line on stderr."""
-    if end - start == 1 or out.suffix.lower() == ".gif":
-        return f"{out}" + (f" ({end - start} frames)" if end - start > 1 else "")
-    return f"{end - start} frames: {frame_path(out, start)} ... {frame_path(out, end - 1)}"
-
-
-def _written_summary(written: list, frames: int) -> str | None:
+def _written_summary(written: list, sink) -> str | None:
     """What an interrupted run left behind, for its last line: the scene file, the frames."""
-    parts = [str(p) for p in written if p.suffix.lower() in SCENE_SUFFIXES]
-    images = [p for p in written if p.suffix.lower() not in SCENE_SUFFIXES]
-    if len(images) == 1 and frames == 1:
-        parts.append(str(images[0]))
-    elif images:
-        parts.append(f"{len(images)} of {frames} frames ({images[0]} .. {images[-1]})")
+    parts = [str(p) for p in written]
+    if sink is not None and sink.summary():
+        parts.append(sink.summary())
     return " and ".join(parts) or None
 
 
@@ -184,7 +181,7 @@ def _view(circles, renderer, size, seed, frames, screenshot, saved) -> None:
         viewer_scenes,
     )
     if screenshot is not None:
-        check_output_path(screenshot)
+        check_output_path(screenshot, (*IMAGE_SUFFIXES, ".gif"))    # a one-frame GIF too
     check_display()
     _say_if_auto_falls_back(renderer)
     first = registry.resolve(renderer)

@@ -208,6 +208,13 @@ class CpuFastRenderer:
             self._fill_background()
         return self.image.copy()
 
+    def image_view(self) -> np.ndarray:
+        """get_image() without the copy: the renderer's own image, valid until its next call
+        (writers read it in strips: no second full-size float image; io/pixels.py)."""
+        if self._clear_pending:
+            self._fill_background()
+        return self.image
+
     def _fill_background(self) -> None:
         from circle_render.cpu.fast_kernels import fill_rows
         with PARALLEL:
