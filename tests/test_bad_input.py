@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from test_cli import ROOT, render
