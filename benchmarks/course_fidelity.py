@@ -165,7 +165,8 @@ def _f(t: float | None, width: int = 9) -> str:
 
 
 def table(design: str, rules_name: str, course: dict, check: dict) -> tuple[str, dict]:
-    """Per scene: the course checker's Tref, T and points; render check's T, and its points
+    """Per scene: the course checker's Tref, T and points (its own under CS149; course.scene_score's
+    from its T and Tref under CMU); render check's T, and its points
     against the stored Tf and the live Tf (the difference to the course's points); the live Tf over
     the course's live Tref, and the port's T over the original's (each with -f). Totals."""
     rules = RULES[rules_name]
@@ -185,7 +186,8 @@ def table(design: str, rules_name: str, course: dict, check: dict) -> tuple[str,
             missing.append(scene)
             lines.append(f"{scene:<11}| " + ("course checker gave no row" if c is None else "render check gave no row"))
             continue
-        pts = scene_score(rules, c["passed"], c["t"], c["tref"])
+        ours = scene_score(rules, c["passed"], c["t"], c["tref"])
+        pts = c["points"] if rules_name == "cs149" else ours    # the checker's own verdict where it gives one
         totals["course"] += pts
         row = f"{scene:<11}| {c['tref']:11.4f} {_f(c['t'])} {pts:3d} | {_f(s['t_ms'])} |"
         for k in kinds:
@@ -197,7 +199,8 @@ def table(design: str, rules_name: str, course: dict, check: dict) -> tuple[str,
         live = s.get("tf_live_ms")
         row += f" {live / c['tref'] if live else float('nan'):9.3f}"
         row += f" {s['t_ms'] / c['t'] if s['t_ms'] and c['t'] else float('nan'):11.3f}"
-        lines.append(row + ("" if c["passed"] else "  (course: F)") + ("" if s["passed"] else "  (check: F)"))
+        lines.append(row + ("" if c["passed"] else "  (course: F)") + ("" if s["passed"] else "  (check: F)")
+                     + ("" if ours == pts else f"  (course.scene_score gives {ours})"))
     tot = f"{'total':<11}| {'':>11} {'':>9} {totals['course']:3d} | {'':>9} |" + "".join(
         f" {'':>10} {totals[k]:3d} {totals[k] - totals['course']:+4d} |" for k in kinds)
     lines += ["-" * len(head), tot]

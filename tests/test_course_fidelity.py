@@ -119,3 +119,11 @@ def test_a_missing_row_fails_the_proof():
     check = check_record(dict.fromkeys(RULES["cs149"].scenes, (1.0, 1.0, 1.0)))
     _, summary = course_fidelity.table("port", "cs149", course, check)
     assert summary["missing"] == ["rgb"] and not summary["live"]["proof"]
+
+
+def test_the_checkers_own_points_count_under_its_rules_and_a_disagreement_shows():
+    course = {s: {"passed": True, "t": 1.0, "tref": 1.0, "points": 9} for s in RULES["cs149"].scenes}
+    course["rgb"]["points"] = 8                                  # not what its T and Tref give
+    check = check_record(dict.fromkeys(RULES["cs149"].scenes, (1.0, 1.0, 1.0)))
+    text, summary = course_fidelity.table("port", "cs149", course, check)
+    assert summary["course"] == 71 and "(course.scene_score gives 9)" in text
