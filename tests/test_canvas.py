@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_viewer import xvfb  # noqa: F401  (the fixture: a virtual display, for show())
 
 import circle_render
 from circle_render import registry
@@ -360,3 +361,33 @@ def test_the_example_writes_the_frames_the_canvas_draws(tmp_path):
         return a.reshape(8, 8, 8, 8, 3).mean(axis=(1, 3))
     assert np.abs(blocks(frames[-1].astype(int)) - blocks(want)).mean() < 4
     assert np.abs(blocks(frames[-1].astype(int)) - blocks(np.full_like(want, 255))).mean() > 20   # not blank
+
+
+def test_the_viewer_drives_a_canvas_with_the_users_step_without_a_window():
+    from circle_render.display.viewer import CanvasViewerState
+    pos, rad, col = circles(13, 50)
+    canvas = Canvas(40, 24, "cpu-fast").set(pos, rad, col)
+    moved = []
+    state = CanvasViewerState.of(canvas, lambda c: moved.append(1) or c.update(positions=pos * (1 - 0.01 * len(moved))))
+    assert state.tick() and state.frame == 1 and moved == [1]
+    assert np.array_equal(state.pixels, canvas.to_numpy(np.uint8, origin="lower"))
+    state.key("p")
+    assert not state.tick() and moved == [1]
+    state.key("right"), state.key("r")               # the canvas holds its circles and renderer: ignored
+    state.key("plus")
+    assert state.tick() and moved == [1, 1] and state.renderer_name == "cpu-fast"
+    state.key("f"), state.key("h")
+    assert "canvas: 50 circles" in state.stats_text() and "40x24 cpu-fast" in state.stats_text()
+    assert "switch renderer" not in state.help_text() and "quit" in state.help_text()
+    with pytest.raises(TypeError, match=r"show\(\) takes a circle_render\.Canvas"):
+        circle_render.show(np.zeros(3))
+
+
+@pytest.mark.usefixtures("xvfb")
+def test_show_puts_the_canvas_on_screen(tmp_path):
+    pos, rad, col = circles(14, 80)
+    canvas = Canvas(120, 70, "cpu-fast").set(pos, rad, col)
+    shot = tmp_path / "shot.png"
+    state = circle_render.show(canvas, lambda c: c.update(positions=pos * 0.99), frames=4, screenshot=str(shot))
+    assert state.shown == 4 and state.frame == 4
+    assert np.array_equal(read_image(shot), canvas.to_numpy(np.uint8, origin="upper")[..., :3])  # read off the screen
