@@ -73,10 +73,18 @@ def scene_arrays(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.ascontiguousarray(s.position[:, :2]), s.radius.copy(), np.clip(s.color, 0, 1)
 
 
-def moves(pos: np.ndarray, frames: int, seed: int = 0) -> list[np.ndarray]:
-    """``frames`` positions, each a small move from ``pos`` (made before timing)."""
-    rng = np.random.default_rng(seed)
-    return [pos + rng.uniform(-0.002, 0.002, pos.shape).astype(np.float32) for _ in range(frames)]
+class Moves:
+    """Positions a user moves frame after frame: a few small moves from ``pos``, made before
+    timing; ``next()`` gives them in turn, ``frames[k]`` one of them."""
+
+    def __init__(self, pos: np.ndarray, count: int = 8, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        self.frames = [pos + rng.uniform(-0.002, 0.002, pos.shape).astype(np.float32) for _ in range(count)]
+        self.k = 0
+
+    def next(self) -> np.ndarray:
+        self.k = (self.k + 1) % len(self.frames)
+        return self.frames[self.k]
 
 
 def alternate(a: Any, b: Any, runs: int, sync_a: Any = None, sync_b: Any = None) -> tuple[Times, Times]:
@@ -148,12 +156,8 @@ def pygfx_loop(pos: np.ndarray, rad: np.ndarray, col: np.ndarray, size: int, fas
 def host_case(runs: int, quick: bool) -> dict:
     name = "rand10k" if quick else "rand1M"
     pos, rad, col = scene_arrays(name)
-    frames = moves(pos, 8)
-    k = [0]
-
-    def nxt() -> np.ndarray:
-        k[0] = (k[0] + 1) % len(frames)
-        return frames[k[0]]
+    moved = Moves(pos)
+    nxt = moved.next
     canvas = circle_render.Canvas(1024, 1024, "cuda").set(pos, rad, col)
     ours = lambda: canvas.update(positions=nxt()).render().to_numpy(np.uint8, origin="upper")
     out: dict = {"circles": name}
@@ -175,7 +179,7 @@ def host_case(runs: int, quick: bool) -> dict:
             out[label] = f"not measured: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
             continue
         a, b = alternate(ours, lambda theirs=theirs: theirs(nxt()), runs)
-        picture_ours, picture_theirs = ours(), theirs(frames[k[0]])
+        picture_ours, picture_theirs = ours(), theirs(moved.frames[moved.k])
         diff = np.abs(picture_ours[..., :3].astype(int) - picture_theirs[..., :3].astype(int))
         out["circle_render"] = summary(a)
         out[label] = {**summary(b), "adapter": adapter, "x_circle_render": round(b.min / a.min, 2),
@@ -252,12 +256,7 @@ def cpu_case(runs: int, quick: bool) -> dict:
     out: dict = {"threads": numba.get_num_threads()}
     # render() against a Canvas frame, rand10k at 1024
     pos, rad, col = scene_arrays("rand10k")
-    frames = moves(pos, 8)
-    k = [0]
-
-    def nxt() -> np.ndarray:
-        k[0] = (k[0] + 1) % len(frames)
-        return frames[k[0]]
+    nxt = Moves(pos).next
     canvas = circle_render.Canvas(1024, 1024, "cpu-fast").set(pos, rad, col)
     frame = lambda: canvas.update(positions=nxt()).render().to_numpy()
     call = lambda: circle_render.render(nxt(), rad, col, 1024, 1024, "cpu-fast")
@@ -278,15 +277,16 @@ def cpu_case(runs: int, quick: bool) -> dict:
     pos = rng.random((10_000, 2), dtype=np.float32)
     rad = (rng.uniform(2, 10, 10_000) / 1024).astype(np.float32)
     col = rng.random((10_000, 3), dtype=np.float32)
-    frames = moves(pos, 8)
+    moved = Moves(pos)
+    nxt = moved.next
     draw, image = naive_loop(), np.empty((1024, 1024, 4), np.float32)
     small = circle_render.Canvas(1024, 1024, "cpu-fast").set(pos, rad, col)
     ours = lambda: small.update(positions=nxt()).render()
     theirs = lambda: draw(image, nxt(), rad, col)
     ours(), theirs()
     a, b = alternate(ours, theirs, runs)
-    draw(image, frames[1], rad, col)
-    small.update(positions=frames[1]).render()
+    draw(image, moved.frames[1], rad, col)
+    small.update(positions=moved.frames[1]).render()
     same = bool(np.array_equal(small.to_numpy()[..., :3], image[..., :3]))
     out["naive_10k_2_10px"] = {"canvas_frame": summary(a), "naive_loop": summary(b), "x_naive": round(b.min / a.min, 2),
                                "x_naive_median": round(b.median / a.median, 2), "same_picture": same}

@@ -161,9 +161,14 @@ class ViewerState:
     def stats_text(self) -> str:
         return "\n".join(self.stats_lines())
 
+    def keys(self) -> tuple[tuple[str, str], ...]:
+        """The keys this viewer answers, and what each does."""
+        return HELP
+
     def help_lines(self) -> list[str]:
-        width = max(len(k) for k, _ in HELP)
-        return [f"{k:<{width}}  {v}" for k, v in HELP]
+        keys = self.keys()
+        width = max(len(k) for k, _ in keys)
+        return [f"{k:<{width}}  {v}" for k, v in keys]
 
     def help_text(self) -> str:
         return "\n".join(self.help_lines())
@@ -244,10 +249,8 @@ class CanvasViewerState(ViewerState):
         return [f"canvas: {10**9:,} circles  (paused)", "16384x16384 cuda-tiled", "frame 888888  8888.8 FPS",
                 "step 88888  render 88888 ms", "convert 88888  display 88888 ms"]
 
-    def help_lines(self) -> list[str]:
-        keys = [(k, v) for k, v in HELP if k not in CANVAS_KEYS]
-        width = max(len(k) for k, _ in keys)
-        return [f"{k:<{width}}  {v}" for k, v in keys]
+    def keys(self) -> tuple[tuple[str, str], ...]:
+        return tuple((k, v) for k, v in HELP if k not in CANVAS_KEYS)
 
     def screenshot_name(self) -> str:
         return f"circle-render-canvas-{self.frame:04d}.png"
