@@ -35,7 +35,6 @@ import importlib.util
 import os
 import platform
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -378,11 +377,11 @@ def main() -> None:
             if case in ("device", "host", "oneshot") and not gpu:
                 record["cases"][case] = "not measured: no usable GPU"
                 continue
-            started = time.perf_counter()
-            result = {"device": lambda: device_case(a.runs, a.quick), "host": lambda: host_case(a.runs, a.quick),
-                      "oneshot": lambda: oneshot_case(a.runs, a.quick), "cpu": lambda: cpu_case(a.runs, a.quick),
-                      "memory": lambda: memory_case(a.quick)}[case]()
-            result["seconds"] = round(time.perf_counter() - started, 1)
+            with Stopwatch() as took:
+                result = {"device": lambda: device_case(a.runs, a.quick), "host": lambda: host_case(a.runs, a.quick),
+                          "oneshot": lambda: oneshot_case(a.runs, a.quick), "cpu": lambda: cpu_case(a.runs, a.quick),
+                          "memory": lambda: memory_case(a.quick)}[case]()
+            result["seconds"] = round(took.s, 1)
             record["cases"][case] = result
     record["seconds"] = round(whole.s, 1)
     record["goals"] = goals(record)
