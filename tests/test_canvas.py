@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_viewer import xvfb  # noqa: F401  (the fixture: a virtual display, for show())
 
 import circle_render
 from circle_render import registry
@@ -383,11 +382,15 @@ def test_the_viewer_drives_a_canvas_with_the_users_step_without_a_window():
         circle_render.show(np.zeros(3))
 
 
-@pytest.mark.usefixtures("xvfb")
-def test_show_puts_the_canvas_on_screen(tmp_path):
-    pos, rad, col = circles(14, 80)
-    canvas = Canvas(120, 70, "cpu-fast").set(pos, rad, col)
-    shot = tmp_path / "shot.png"
-    state = circle_render.show(canvas, lambda c: c.update(positions=pos * 0.99), frames=4, screenshot=str(shot))
-    assert state.shown == 4 and state.frame == 4
-    assert np.array_equal(read_image(shot), canvas.to_numpy(np.uint8, origin="upper")[..., :3])  # read off the screen
+def test_the_benchmark_runs_its_cpu_cases(tmp_path):
+    """python -m benchmarks canvas, small: the CPU cases run, the pictures it compares agree,
+    and the record holds each goal (the record itself is measured apart)."""
+    import json
+    out = tmp_path / "canvas.json"
+    p = subprocess.run([sys.executable, "-m", "benchmarks", "canvas", "--quick", "--cases", "cpu,memory", "--runs", "2",
+                        "-o", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    record = json.loads(out.read_text())
+    assert record["cases"]["cpu"]["naive_10k_2_10px"]["same_picture"] is True
+    assert set(record["goals"]) >= {"cpu_x_naive", "cpu_animate_1M_fps", "memory_over_inputs"}
+    assert record["goals"]["cpu_x_naive"]["measured"] > 0
