@@ -25,7 +25,9 @@ run here, and the record says why):
   2-10 px at 1024, the pictures compared.
 - memory: the peak of Python's allocations (tracemalloc: NumPy's included) in one ``render()``
   of 1M float32 circles at 1024, beyond the picture returned, against the inputs' bytes; on
-  cpu-fast the renderer's own peak alone too (its tile lists). GPU memory is not counted.
+  cpu-fast the renderer's own peak alone too (its tile lists); and the process's peak RSS above
+  its RSS before the call (Linux; CuPy's pinned staging buffers included). GPU memory is not
+  counted.
 """
 from __future__ import annotations
 
@@ -306,11 +308,14 @@ def memory_case(quick: bool) -> dict:
     for renderer in ["cpu-fast"] + (["cuda"] if gpu_available() else []):
         circle_render.render(pos[:10], rad[:10], col[:10], 1024, 1024, renderer)
         gc.collect()
+        start = rss_peak_reset()
         tracemalloc.start()
         circle_render.render(pos, rad, col, 1024, 1024, renderer)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         row = {"peak_bytes": peak, "over_inputs_beyond_picture": round((peak - picture) / inputs, 2)}
+        if start is not None:      # the whole process's, pinned staging buffers and libraries' own included
+            row["rss_peak_above_start_bytes"] = status_bytes("VmHWM") - start
         if renderer == "cpu-fast":            # the renderer's own working memory (its image, scene copy, tile lists)
             from circle_render.cpu.fast import CpuFastRenderer
             from circle_render.scenes.scene import Scene
@@ -327,6 +332,24 @@ def memory_case(quick: bool) -> dict:
         out[renderer] = row
         print(f"memory {renderer}: peak {peak / 1e6:.0f} MB, inputs {inputs / 1e6:.0f} MB", flush=True)
     return out
+
+
+def status_bytes(field: str) -> int:
+    """A memory figure of this process from /proc/self/status (Linux), in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def rss_peak_reset() -> int | None:
+    """Reset the process's peak RSS (Linux: /proc/self/clear_refs) and return its RSS now;
+    None where that cannot be done."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return status_bytes("VmRSS")
+    except (OSError, KeyError):
+        return None
 
 
 def goals(record: dict) -> dict:
