@@ -73,7 +73,7 @@ __constant__ GlobalConstants cuConstRendererParams;
 #define COLOR_MAP_SIZE (CR_SNOW_RAMP_LAST + 1)
 // The course's five entries, then the last one again: the course's lookup reads entry base + 1
 // unclamped (at base 4 its weight is 0), so a lookup here need not clamp it either: a clamp cost
-// the port's blend loop a register, and ptxas then reloaded the scene's name for every circle.
+// the port's blend loop a register, and ptxas then reloaded the scene's name for every blended circle.
 __constant__ float cuConstColorRamp[COLOR_MAP_SIZE + 1][3] = {
     {CR_SNOW_RAMP_R0, CR_SNOW_RAMP_G0, CR_SNOW_RAMP_B0}, {CR_SNOW_RAMP_R1, CR_SNOW_RAMP_G1, CR_SNOW_RAMP_B1},
     {CR_SNOW_RAMP_R2, CR_SNOW_RAMP_G2, CR_SNOW_RAMP_B2}, {CR_SNOW_RAMP_R3, CR_SNOW_RAMP_G3, CR_SNOW_RAMP_B3},
