@@ -24,6 +24,11 @@ About 100 s a design on an H100 (the course's checker about 55, render check abo
     python -m benchmarks course-fidelity --designs tiled_scan,sort_by_tile -o a.json  # fewer
     python -m benchmarks course-fidelity --build-only --work /tmp/cf                  # compile only (no GPU)
     python -m benchmarks course-fidelity --refbin -o refbin.json    # the course's binary, -f or not
+    python -m benchmarks course-fidelity --designs tile_lists --no-f -o a.json  # originals without -f too
+
+--no-f also times each original's own binary as the checker does but without -f (min of 3):
+the column 'port/orig no -f' is then the port's measured T over it, two programs compared with
+no model of the -f cost between them (render check adds the course binary's -f cost per scene).
 """
 from __future__ import annotations
 
@@ -144,6 +149,23 @@ def run_checker(course: Path, folder: Path) -> tuple[dict, str, float]:
     return parse_checker(p.stdout), p.stdout + p.stderr, time.monotonic() - start
 
 
+def time_without_f(course: Path, folder: Path, scenes: tuple[str, ...], runs: int = 3) -> dict:
+    """The original's binary timed as the checker times it, less -f: {scene: min Total ms}."""
+    env = {**os.environ, "LD_LIBRARY_PATH": f"{course}/lib:{cuda_lib_dir(course)}"}
+    env.pop("GRADING_TOKEN", None)
+    out: dict = {}
+    for scene in scenes:
+        totals = []
+        for _ in range(runs):
+            p = subprocess.run([str(folder / "render"), "-r", "cuda", "-b", "0:4", scene, "-s", "1024"], cwd=folder,
+                               capture_output=True, text=True, env=env, check=False)
+            m = re.search(r"Total:\s*([\d.]+)", p.stdout)
+            if m:
+                totals.append(float(m.group(1)))
+        out[scene] = {"min": min(totals) if totals else None, "runs": totals}
+    return out
+
+
 # ---- this project's side ----
 
 def run_check(design: str, work: Path) -> tuple[dict | None, str, float]:
@@ -164,17 +186,18 @@ def _f(t: float | None, width: int = 9) -> str:
     return f"{'-':>{width}}" if t is None else f"{t:{width}.4f}"
 
 
-def table(design: str, rules_name: str, course: dict, check: dict) -> tuple[str, dict]:
+def table(design: str, rules_name: str, course: dict, check: dict, no_f: dict | None = None) -> tuple[str, dict]:
     """Per scene: the course checker's Tref, T and points (its own under CS149; course.scene_score's
     from its T and Tref under CMU); render check's T, and its points
     against the stored Tf and the live Tf (the difference to the course's points); the live Tf over
-    the course's live Tref, and the port's T over the original's (each with -f). Totals."""
+    the course's live Tref, and the port's T over the original's (each with -f); with ``no_f`` (the
+    original timed without -f: time_without_f) the port's measured T over that too. Totals."""
     rules = RULES[rules_name]
     kinds = [k for k in ("stored", "live") if any(s.get(f"tf_{k}_ms") is not None for s in check["scenes"])]
     by_scene = {s["scene"]: s for s in check["scenes"]}
     head = (f"{'scene':<11}| {'course Tref':>11} {'T':>9} {'pts':>3} | {'check T':>9} |"
             + "".join(f" {'Tf ' + k:>10} {'pts':>3} {'diff':>4} |" for k in kinds)
-            + f" {'live/Tref':>9} {'T port/orig':>11}")
+            + f" {'live/Tref':>9} {'T port/orig':>11}" + (f" {'port/orig no -f':>15}" if no_f else ""))
     lines = [f"== {design}, {rules_name} rules"
              + ("" if rules_name == "cs149" else " (scored from the same T and Tf)"), head, "-" * len(head)]
     totals = {"course": 0, **dict.fromkeys(kinds, 0)}
@@ -199,6 +222,9 @@ def table(design: str, rules_name: str, course: dict, check: dict) -> tuple[str,
         live = s.get("tf_live_ms")
         row += f" {live / c['tref'] if live else float('nan'):9.3f}"
         row += f" {s['t_ms'] / c['t'] if s['t_ms'] and c['t'] else float('nan'):11.3f}"
+        if no_f:
+            plain = (no_f.get(scene) or {}).get("min")
+            row += f" {s['t_measured_ms'] / plain if plain and s.get('t_measured_ms') else float('nan'):15.3f}"
         lines.append(row + ("" if c["passed"] else "  (course: F)") + ("" if s["passed"] else "  (check: F)")
                      + ("" if ours == pts else f"  (course.scene_score gives {ours})"))
     tot = f"{'total':<11}| {'':>11} {'':>9} {totals['course']:3d} | {'':>9} |" + "".join(
@@ -262,6 +288,11 @@ def grade(a, record: dict, output: Path) -> None:
         course_rows, out, s = run_checker(course, folder)
         say(f"## {design}: the course's checker.py ({s:.0f} s)\n{out.strip()}")
         entry["course"] = {"rows": course_rows, "seconds": round(s, 1)}
+        if a.no_f:
+            started = time.monotonic()
+            entry["course_no_f"] = time_without_f(course, folder, RULES["cs149"].scenes)
+            say(f"## {design}: its binary without -f ({time.monotonic() - started:.0f} s): "
+                + ", ".join(f"{k} {v['min']}" for k, v in entry["course_no_f"].items()))
         check, out, s = run_check(design, work)
         say(f"## {design}: render check --rules cs149 --tf live --json ({s:.0f} s)\n{out.strip()}")
         entry["check"] = {"record": check, "seconds": round(s, 1)}
@@ -269,7 +300,7 @@ def grade(a, record: dict, output: Path) -> None:
             entry["error"] = "render check wrote no record"
             continue
         for rules in ("cs149", "cmu"):
-            text, summary = table(design, rules, course_rows, check)
+            text, summary = table(design, rules, course_rows, check, entry.get("course_no_f"))
             texts.append(text)
             entry[f"summary_{rules}"] = summary
         record["tables"] = "\n\n".join(texts)
@@ -322,6 +353,8 @@ def main() -> None:
                     help="another design: its original (in the markers' form, course_splice.py) and its port")
     ap.add_argument("--build-only", action="store_true", help="build the originals in the harness and stop "
                     "(no GPU needed: a build error found here costs no device time)")
+    ap.add_argument("--no-f", action="store_true", help="also time each original's binary without -f (min of 3, "
+                    "about 30 s a design): the port over the original with no model of the -f cost between them")
     ap.add_argument("--refbin", action="store_true", help="time the course's binary with and without -f instead")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()

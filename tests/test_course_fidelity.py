@@ -127,3 +127,24 @@ def test_the_checkers_own_points_count_under_its_rules_and_a_disagreement_shows(
     check = check_record(dict.fromkeys(RULES["cs149"].scenes, (1.0, 1.0, 1.0)))
     text, summary = course_fidelity.table("port", "cs149", course, check)
     assert summary["course"] == 71 and "(course.scene_score gives 9)" in text
+
+
+def test_the_original_timed_without_f_gives_the_port_over_it(tmp_path):
+    """--no-f: the original's own binary run as the checker runs it but without -f, the min Total
+    of three runs a scene; the table then shows the port's measured T (no -f cost) over it."""
+    render = tmp_path / "render"
+    render.write_text('#!/bin/sh\ncase "$*" in *-f*) exit 3;; esac\n'            # never given -f
+                      'case "$5" in rgb) echo "Total:    0.0500 ms";; *) echo "Total:    2.0000 ms";; esac\n')
+    render.chmod(0o755)
+    scenes = RULES["cs149"].scenes
+    plain = course_fidelity.time_without_f(tmp_path, tmp_path, scenes)
+    assert plain["rgb"] == {"min": 0.05, "runs": [0.05] * 3} and plain["rand1M"]["min"] == 2.0
+    course = {s: {"passed": True, "t": 1.0, "tref": 1.0, "points": 9} for s in scenes}
+    check = check_record(dict.fromkeys(scenes, (1.0, 1.0, 1.0)))
+    for s in check["scenes"]:
+        s["t_measured_ms"] = 0.06 if s["scene"] == "rgb" else 2.0
+    text, _ = course_fidelity.table("port", "cs149", course, check, plain)
+    assert "port/orig no -f" in text
+    rgb = next(line for line in text.splitlines() if line.startswith("rgb "))
+    assert rgb.split()[-1] == "1.200"
+    assert "no -f" not in course_fidelity.table("port", "cs149", course, check)[0]
