@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue 38's device call, in one call on nvidia-h100-x1 (about 5 minutes): the Canvas's tests
-# (GPU and CPU), then `python -m benchmarks canvas` (the device, host, oneshot and memory cases)
-# with pygfx and wgpu from the wheels carried in .whl, headless through the GPU's Vulkan driver
+# Issue 38's device call, in one call on nvidia-h100-x1 (at most 8.5 minutes, about 5): the
+# Canvas's GPU tests and the course's light scenes at 64 pixels, then `python -m benchmarks
+# canvas` (the device, host, oneshot and memory cases) with pygfx and wgpu from the wheels
+# carried in .whl, headless through the GPU's Vulkan driver
 # (the loader's .debs carried in .gl: /work/.library/device/README.md). Logs and the record
 # under $OUT; a table of issue 38's goals last.
 # From the lead's checkout, carrying this worktree, its commit written into the command (the
@@ -22,11 +23,18 @@ ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [ -f "$ICD" ] && export VK_DRIVER_FILES=$ICD
 python3 -c "import wgpu; print('wgpu adapter:', wgpu.gpu.request_adapter_sync(power_preference='high-performance').summary)" \
   2>&1 | tail -1
-timeout 200 python3 -m pytest -q tests/test_canvas_gpu.py tests/test_canvas.py -p no:cacheprovider > "$OUT/tests.txt" 2>&1
-grep -E "passed|failed|error" "$OUT/tests.txt" | tail -1
-grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | head -20
+# the Canvas's GPU tests; the course's pictures on the CUDA renderers (DeviceScene changed: the
+# light scenes at 64 pixels against the reference) and the array API's GPU tests
+timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_canvas_gpu.py > "$OUT/tests.txt" 2>&1
+timeout 90 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu_renderer.py tests/test_hostile.py \
+  -k "(64 and not (rand1M or micro2M or rand100k or biglittle or littlebig or snowsingle)) or limits" \
+  > "$OUT/course-tests.txt" 2>&1
+for f in "$OUT/tests.txt" "$OUT/course-tests.txt"; do
+  echo "$(basename "$f"): $(grep -E "passed|failed|error" "$f" | tail -1)"
+  grep -E "^(FAILED|ERROR)" "$f" | head -20
+done
 COMMIT=${CIRCLE_RENDER_COMMIT:-unknown}
-timeout 300 python3 -m benchmarks canvas --cases device,host,oneshot,memory --runs 20 -o "$OUT/H100-canvas-$COMMIT.json" \
+timeout 180 python3 -m benchmarks canvas --cases device,host,oneshot,memory --runs 20 -o "$OUT/H100-canvas-$COMMIT.json" \
   > "$OUT/bench.txt" 2>&1
 grep -v -E '^[ {}]' "$OUT/bench.txt" | tail -25
 python3 - "$OUT/H100-canvas-$COMMIT.json" <<'PY'
