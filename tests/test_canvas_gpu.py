@@ -53,6 +53,14 @@ def test_cuda_arrays_draw_what_host_arrays_draw(cp, renderer):
                                                         cp.asarray(col))
     assert np.array_equal(px.to_numpy(), circle_render.render((pos * 512).astype(np.int32), rad * 512, col, 512, 512,
                                                               renderer, units="pixels"))
+    try:                                     # Numba's CUDA arrays: __cuda_array_interface__ alone
+        from numba import cuda as numba_cuda
+        on_numba = [numba_cuda.to_device(a) for a in (pos, rad, col)] if numba_cuda.is_available() else None
+    except Exception:  # noqa: BLE001  (numba without its CUDA part: that form is not tried here)
+        on_numba = None
+    if on_numba is not None:
+        assert not hasattr(type(on_numba[0]), "__dlpack__")
+        assert np.array_equal(Canvas(512, 512, renderer).set(*on_numba).to_numpy(), want)
     torch = pytest.importorskip("torch")
     t = [torch.from_numpy(a).cuda() for a in (pos, rad, col)]
     assert np.array_equal(Canvas(512, 512, renderer).set(*t).to_numpy(), want)

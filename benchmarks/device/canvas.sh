@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38's device call, in one call on nvidia-h100-x1 (at most 8.5 minutes, about 5): the
+# Issue 38's device call, in one call on nvidia-h100-x1 (at most 8 minutes, about 5): the
 # Canvas's GPU tests and the course's light scenes at 64 pixels, then `python -m benchmarks
 # canvas` (the device, host, oneshot and memory cases) with pygfx and wgpu from the wheels
 # carried in .whl, headless through the GPU's Vulkan driver
@@ -25,8 +25,8 @@ python3 -c "import wgpu; print('wgpu adapter:', wgpu.gpu.request_adapter_sync(po
   2>&1 | tail -1
 # the Canvas's GPU tests; the course's pictures on the CUDA renderers (DeviceScene changed: the
 # light scenes at 64 pixels against the reference) and the array API's GPU tests
-timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_canvas_gpu.py > "$OUT/tests.txt" 2>&1
-timeout 90 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu_renderer.py tests/test_hostile.py \
+timeout 200 python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider tests/test_canvas_gpu.py > "$OUT/tests.txt" 2>&1
+timeout 60 python3 -m pytest -q --tb=short -p no:cacheprovider -m gpu tests/test_gpu_renderer.py tests/test_hostile.py \
   -k "(64 and not (rand1M or micro2M or rand100k or biglittle or littlebig or snowsingle)) or limits" \
   > "$OUT/course-tests.txt" 2>&1
 for f in "$OUT/tests.txt" "$OUT/course-tests.txt"; do
@@ -34,7 +34,7 @@ for f in "$OUT/tests.txt" "$OUT/course-tests.txt"; do
   grep -E "^(FAILED|ERROR)" "$f" | head -20
 done
 COMMIT=${CIRCLE_RENDER_COMMIT:-unknown}
-timeout 180 python3 -m benchmarks canvas --cases device,host,oneshot,memory --runs 20 -o "$OUT/H100-canvas-$COMMIT.json" \
+timeout 170 python3 -m benchmarks canvas --cases device,host,oneshot,memory --runs 20 -o "$OUT/H100-canvas-$COMMIT.json" \
   > "$OUT/bench.txt" 2>&1
 grep -v -E '^[ {}]' "$OUT/bench.txt" | tail -25
 python3 - "$OUT/H100-canvas-$COMMIT.json" <<'PY'
