@@ -37,6 +37,7 @@ import importlib.util
 import os
 import platform
 import sys
+import traceback
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -401,9 +402,14 @@ def main() -> None:
                 record["cases"][case] = "not measured: no usable GPU"
                 continue
             with Stopwatch() as took:
-                result = {"device": lambda: device_case(a.runs, a.quick), "host": lambda: host_case(a.runs, a.quick),
-                          "oneshot": lambda: oneshot_case(a.runs, a.quick), "cpu": lambda: cpu_case(a.runs, a.quick),
-                          "memory": lambda: memory_case(a.quick)}[case]()
+                try:
+                    result = {"device": lambda: device_case(a.runs, a.quick),
+                              "host": lambda: host_case(a.runs, a.quick),
+                              "oneshot": lambda: oneshot_case(a.runs, a.quick),
+                              "cpu": lambda: cpu_case(a.runs, a.quick), "memory": lambda: memory_case(a.quick)}[case]()
+                except Exception as e:  # noqa: BLE001  (a case that fails is recorded; the others still run)
+                    traceback.print_exc()
+                    result = {"failed": f"{type(e).__name__}: {' '.join(str(e).split())[:500]}"}
             result["seconds"] = round(took.s, 1)
             record["cases"][case] = result
     record["seconds"] = round(whole.s, 1)

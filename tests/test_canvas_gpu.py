@@ -1,6 +1,8 @@
 """The Canvas on the GPU: CUDA arrays read in place (never copied to the host), frames moved
 in place, radii planned again, every bad argument the host's error, the picture out on the
 GPU (CuPy, DLPack, the CUDA array interface). CPU tests: test_canvas.py."""
+import os
+
 import numpy as np
 import pytest
 
@@ -65,6 +67,20 @@ def test_cuda_arrays_draw_what_host_arrays_draw(cp, renderer):
     t = [torch.from_numpy(a).cuda() for a in (pos, rad, col)]
     assert np.array_equal(Canvas(512, 512, renderer).set(*t).to_numpy(), want)
     assert np.array_equal(circle_render.render(*t, 512, 512, renderer), want)
+
+
+def test_jax_arrays_draw_what_host_arrays_draw():
+    """JAX's GPU arrays (DLPack), read in place; JAX told not to take most of the GPU's memory."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError:
+        pytest.skip("JAX sees no GPU here")
+    pos, rad, col = circles(12, 5000)
+    want = Canvas(256, 256, "cuda").set(pos, rad, col).to_numpy()
+    on_jax = [jax.device_put(a, gpu) for a in (pos, rad, col)]
+    assert np.array_equal(Canvas(256, 256, "cuda").set(*on_jax).to_numpy(), want)
 
 
 @pytest.mark.parametrize("renderer", ["cuda", "cuda-tiled"])

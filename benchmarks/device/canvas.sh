@@ -12,7 +12,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/canvas-out}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 CIRCLE_RENDER_CACHE=${CIRCLE_RENDER_CACHE:-/tmp/cr-cache}
+export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1 CIRCLE_RENDER_CACHE=${CIRCLE_RENDER_CACHE:-/tmp/cr-cache}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig

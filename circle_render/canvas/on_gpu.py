@@ -39,12 +39,12 @@ FLAGS = ("positions", "radii", "colors")  # a flag each: the first bad index of 
 @functools.cache
 def _kernels() -> dict[str, Any]:
     """The kernels, compiled on first use (CuPy caches them on disk). ``i`` is the circle;
-    flags[k] keeps the smallest bad index (atomicMin). A NaN fails every comparison."""
+    flags[k] keeps the smallest bad index (atomicMin). A NaN fails every comparison. CuPy
+    infers a type placeholder (X, Y, ...) from arrays alone, so where a value may be a number
+    (the depth of (n, 2) positions, one alpha for every circle) that kernel has a twin taking a
+    float64 there: ``positions``/``positions_2d``, ``colors``/``colors_one_alpha``."""
     import cupy as cp
-    place_positions = cp.ElementwiseKernel(
-        "X x, Y y, Z z, float64 x0, float64 kx, float64 y0, float64 ky, float64 limit",
-        "float32 px, float32 py, float32 pz, raw int32 flags",
-        """
+    positions = """
         const double gz = (double)z;
         const double placed_x = ((double)x - x0) * kx;      // docs/drawing.md: in double, rounded once
         const double placed_y = ((double)y - y0) * ky;
@@ -52,7 +52,26 @@ def _kernels() -> dict[str, Any]:
         px = (float)placed_x;
         py = (float)placed_y;
         pz = (float)gz;
-        """, "circle_render_canvas_positions")
+        """
+    colors = """
+        const double vr = (double)r, vg = (double)g, vb = (double)b, va = (double)a;
+        if (!(fabs(vr) <= limit && fabs(vg) <= limit && fabs(vb) <= limit && va >= 0.0 && va <= 1.0))
+            atomicMin(&flags[2], (int)i);
+        out_r = (float)vr;
+        out_g = (float)vg;
+        out_b = (float)vb;
+        out_a = (float)va;
+        """
+
+    def place_positions(z: str, name: str) -> Any:
+        return cp.ElementwiseKernel(
+            f"X x, Y y, {z} z, float64 x0, float64 kx, float64 y0, float64 ky, float64 limit",
+            "float32 px, float32 py, float32 pz, raw int32 flags", positions, name)
+
+    def place_colors(a: str, name: str) -> Any:
+        return cp.ElementwiseKernel(
+            f"C r, C g, C b, {a} a, float64 limit",
+            "float32 out_r, float32 out_g, float32 out_b, float32 out_a, raw int32 flags", colors, name)
     place_radii = cp.ElementwiseKernel(
         "R r, float64 k, float64 limit, float32 least",
         "float32 pr, raw int32 flags",
@@ -62,19 +81,11 @@ def _kernels() -> dict[str, Any]:
         if (!(fabs(placed) <= limit && rounded >= least)) atomicMin(&flags[1], (int)i);
         pr = rounded;
         """, "circle_render_canvas_radii")
-    colors = cp.ElementwiseKernel(
-        "C r, C g, C b, A a, float64 limit",
-        "float32 out_r, float32 out_g, float32 out_b, float32 out_a, raw int32 flags",
-        """
-        const double vr = (double)r, vg = (double)g, vb = (double)b, va = (double)a;
-        if (!(fabs(vr) <= limit && fabs(vg) <= limit && fabs(vb) <= limit && va >= 0.0 && va <= 1.0))
-            atomicMin(&flags[2], (int)i);
-        out_r = (float)vr;
-        out_g = (float)vg;
-        out_b = (float)vb;
-        out_a = (float)va;
-        """, "circle_render_canvas_colors")
-    return {"positions": place_positions, "radii": place_radii, "colors": colors}
+    return {"positions": place_positions("Z", "circle_render_canvas_positions"),
+            "positions_2d": place_positions("float64", "circle_render_canvas_positions_2d"),
+            "radii": place_radii,
+            "colors": place_colors("A", "circle_render_canvas_colors"),
+            "colors_one_alpha": place_colors("float64", "circle_render_canvas_colors_one_alpha")}
 
 
 PICTURE_PREAMBLE = """
@@ -145,10 +156,11 @@ class GpuChecks:
         check_positions(tuple(a.shape), n)
         p = self.host.place
         xyz = cp.empty((a.shape[0], 3), np.float32)
-        z = a[:, 2] if a.shape[1] == 3 else np.float64(0)
+        depth = a.shape[1] == 3
+        z = a[:, 2] if depth else np.float64(0)
         if a.shape[0]:
-            _kernels()["positions"](a[:, 0], a[:, 1], z, p.x0, p.kx, p.y0, p.ky, MAX_ABS, xyz[:, 0], xyz[:, 1],
-                                    xyz[:, 2], self.flags)
+            place = _kernels()["positions" if depth else "positions_2d"]
+            place(a[:, 0], a[:, 1], z, p.x0, p.kx, p.y0, p.ky, MAX_ABS, xyz[:, 0], xyz[:, 1], xyz[:, 2], self.flags)
         self._given["positions"] = (a,)
         return xyz
 
@@ -175,7 +187,8 @@ class GpuChecks:
             return cp.asarray(self.host.colors(a.get(), n, _on_host(alpha), held))   # the host's error
         a_alpha = a[:, 3] if has_alpha else self._alpha(alpha, n)
         rgba = cp.empty((n, 4), np.float32)
-        _kernels()["colors"](a[:, 0], a[:, 1], a[:, 2], a_alpha, MAX_ABS, rgba[:, 0], rgba[:, 1], rgba[:, 2],
+        kernel = "colors_one_alpha" if isinstance(a_alpha, np.float64) else "colors"
+        _kernels()[kernel](a[:, 0], a[:, 1], a[:, 2], a_alpha, MAX_ABS, rgba[:, 0], rgba[:, 1], rgba[:, 2],
                              rgba[:, 3], self.flags)
         self._given["colors"] = (a, n, alpha, held)
         return rgba
