@@ -83,6 +83,24 @@ __device__ __forceinline__ PixelBox drawn_box(float4 c, float reach, float scale
     return b;
 }
 
+// Snow shading at d2 as the reference computes it (cpu/shading.py, snow_alpha_color): shade.cuh's
+// snow_shade rounded step by step, with the exponential in double rounded once to float (the
+// correctly rounded expf the reference takes; CUDA's expf is within 2 ulp of it).
+__device__ __forceinline__ void snow_drawn(float d2, float4 c, float& alpha, float3& col) {
+    const float d = __fdiv_rn(__fsqrt_rn(d2), c.w);
+    const float scaled = __fmul_rn(d, (float)SNOW_RAMP_LAST);
+    const int base = min((int)fminf(scaled, (float)SNOW_RAMP_LAST), SNOW_RAMP_LAST);
+    const float w = __fsub_rn(scaled, (float)base), keep = __fsub_rn(1.f, w);
+    const float3 lo = snow_ramp(base), hi = snow_ramp(min(base + 1, SNOW_RAMP_LAST));
+    col.x = __fadd_rn(__fmul_rn(keep, lo.x), __fmul_rn(w, hi.x));
+    col.y = __fadd_rn(__fmul_rn(keep, lo.y), __fmul_rn(w, hi.y));
+    col.z = __fadd_rn(__fmul_rn(keep, lo.z), __fmul_rn(w, hi.z));
+    const float depth = __fadd_rn(SNOW_ALPHA_BASE, __fmul_rn(SNOW_ALPHA_DEPTH, __fsub_rn(1.f, c.z)));
+    const float max_alpha = __fmul_rn(SNOW_MAX_ALPHA, fminf(fmaxf(depth, 0.f), 1.f));
+    const float falloff = __fmul_rn(__fmul_rn(__fmul_rn(-1.f, SNOW_FALLOFF), d), d);
+    alpha = __fmul_rn(max_alpha, (float)exp((double)falloff));
+}
+
 // The fill layer at a pixel: its effective alpha (0: nothing to blend) and colour. dp: the
 // distance in pixels (anti-aliased; computed by the caller only where needed).
 __device__ __forceinline__ float fill_layer(const DrawnCircle& s, float d2, float dp, float3& col) {
@@ -92,7 +110,7 @@ __device__ __forceinline__ float fill_layer(const DrawnCircle& s, float d2, floa
     if (!(cov > 0.f)) return 0.f;
     float alpha;
     if (kSnow) {
-        snow_shade(d2, s.c, alpha, col);
+        snow_drawn(d2, s.c, alpha, col);
     } else {
         alpha = s.rgba.w;
         col = make_float3(s.rgba.x, s.rgba.y, s.rgba.z);
