@@ -3,12 +3,12 @@
 1. a sweep over the drawing options on random scenes: cuda-tiled against -r cpu bit for bit (its
    8-bit picture too), cuda within its bound (twins/draw_drawing.py ``tolerance``), each run to
    run;
-2. what anti-aliasing costs on cuda: the course's rand100k and rand1M circles at 1024 as drawings
-   (alpha 0.5 and per circle), anti-aliasing off and on side by side (CUDA events around clear +
-   render, alternating rounds, min over the runs), beside the course path (no drawing) and
-   cuda-tiled's drawing path.
+2. what anti-aliasing costs on cuda: a course scene's circles (as made; by default rand100k and
+   rand1M at 1024) as drawings (alpha 0.5 and per circle), anti-aliasing off and on side by side
+   (CUDA events around clear + render, alternating rounds, min over the runs), beside the course
+   path (no drawing) and cuda-tiled's drawing path.
 
-python -m benchmarks drawing-gpu [--runs N] [--rounds K] [--sweep-n N] [--json FILE]
+python -m benchmarks drawing-gpu [--runs N] [--rounds K] [--cases SCENE:SIZE,...] [--sweep-n N] [--json FILE]
 """
 from __future__ import annotations
 
@@ -66,15 +66,18 @@ def sweep(n: int, log: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def timing(runs: int, rounds: int, log: list[str]) -> list[dict[str, Any]]:
+def timing(runs: int, rounds: int, cases: str, tiled: bool, log: list[str]) -> list[dict[str, Any]]:
     from circle_render import registry
     from circle_render.drawing.paint import Drawing
     from circle_render.scenes import make_scene
     from circle_render.timing.timer import event_times
 
     rows = []
-    for name in ("rand100k", "rand1M"):
+    for case in cases.split(","):
+        name, size_text = case.split(":")
+        size = int(size_text)
         base = make_scene(name)
+        base.animation = None                    # its circles as made, still
         rng = np.random.default_rng(0)
         variants: dict[str, tuple[str, Any]] = {"course path (no drawing)": ("cuda", base)}
         for alpha_name, alpha in (("alpha 0.5", np.full(base.n, 0.5)), ("alpha per circle", rng.uniform(0, 1, base.n))):
@@ -83,12 +86,12 @@ def timing(runs: int, rounds: int, log: list[str]) -> list[dict[str, Any]]:
                 s = base.copy()
                 s.drawing = Drawing(rgba, antialias=aa)
                 variants[f"{alpha_name}, antialias {'on' if aa else 'off'}"] = ("cuda", s)
-                if alpha_name == "alpha 0.5":
+                if alpha_name == "alpha 0.5" and tiled:
                     variants[f"cuda-tiled {alpha_name}, antialias {'on' if aa else 'off'}"] = ("cuda-tiled", s)
         loaded = {}
         for label, (renderer, scene) in variants.items():
             r = registry.create(renderer)
-            r.load(scene, 1024, 1024)
+            r.load(scene, size, size)
             r.clear()
             r.render()
             r.synchronize()
@@ -98,7 +101,7 @@ def timing(runs: int, rounds: int, log: list[str]) -> list[dict[str, Any]]:
             for label, r in loaded.items():
                 best[label] += event_times(lambda r=r: (r.clear(), r.render()), runs, warmup=1).runs
         for label in variants:
-            row = {"scene": name, "size": 1024, "variant": label, "renderer": variants[label][0],
+            row = {"scene": name, "size": size, "variant": label, "renderer": variants[label][0],
                    "min_ms": min(best[label]), "median_ms": float(np.median(best[label])), "runs": len(best[label])}
             rows.append(row)
             log.append(f"{name} {label}: min {row['min_ms']:.3f} ms, median {row['median_ms']:.3f} ms")
@@ -106,7 +109,7 @@ def timing(runs: int, rounds: int, log: list[str]) -> list[dict[str, Any]]:
         for alpha_name in ("alpha 0.5", "alpha per circle"):
             off = min(best[f"{alpha_name}, antialias off"])
             on = min(best[f"{alpha_name}, antialias on"])
-            rows.append({"scene": name, "size": 1024, "variant": f"{alpha_name}: antialias on / off",
+            rows.append({"scene": name, "size": size, "variant": f"{alpha_name}: antialias on / off",
                          "ratio": on / off})
     return rows
 
@@ -124,12 +127,13 @@ def table(sweep_rows: list[dict[str, Any]], time_rows: list[dict[str, Any]]) -> 
         for r in sweep_rows:
             if not r["ok"]:
                 lines.append(f"  NOT OK: {r}")
-    lines.append("timing (1024, CUDA events, clear + render, min ms):")
+    lines.append("timing (CUDA events, clear + render, min ms):")
     for r in time_rows:
+        case = f"{r['scene']}@{r['size']}"
         if "ratio" in r:
-            lines.append(f"  {r['scene']:<9} {r['variant']:<42} {r['ratio']:.2f}x")
+            lines.append(f"  {case:<15} {r['variant']:<42} {r['ratio']:.2f}x")
         else:
-            lines.append(f"  {r['scene']:<9} {r['variant']:<42} {r['min_ms']:8.3f} ms (median {r['median_ms']:.3f})")
+            lines.append(f"  {case:<15} {r['variant']:<42} {r['min_ms']:8.3f} ms (median {r['median_ms']:.3f})")
     return "\n".join(lines)
 
 
@@ -140,6 +144,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     ap.add_argument("--sweep-n", type=int, default=3000, help="circles a sweep scene (default 3000; 0: no sweep)")
     ap.add_argument("--no-timing", action="store_true", help="the sweep only")
+    ap.add_argument("--cases", default="rand100k:1024,rand1M:1024", help="timed scenes, SCENE:SIZE,... "
+                    "(default rand100k:1024,rand1M:1024)")
+    ap.add_argument("--no-tiled", action="store_true", help="time cuda only (not cuda-tiled's drawing path)")
     ap.add_argument("--json", help="write the record here")
     ap.add_argument("--commit", default="", help="the commit measured (for the record)")
     ap.add_argument("--log", help="write every line here")
@@ -148,7 +155,7 @@ def main() -> None:
 
     from circle_render.timing.bench import write_record
     log: list[str] = []
-    time_rows = [] if args.no_timing else timing(args.runs, args.rounds, log)
+    time_rows = [] if args.no_timing else timing(args.runs, args.rounds, args.cases, not args.no_tiled, log)
     sweep_rows = sweep(args.sweep_n, log) if args.sweep_n else []
     device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     record = {"kind": "drawing-gpu", "commit": args.commit, "device": device, "timing": time_rows, "sweep": sweep_rows}
