@@ -163,3 +163,14 @@ def test_every_drawing_kernel_variant_compiles_with_nvrtc(antialias, outlined, o
         ok, log, ptx = compile_nvrtc(lib, kernel_source(file), file, opts)
         assert ok, f"{file}: {log}"
         assert file.removesuffix(".cu") in ptx or file == "bin.cu"
+
+
+def test_the_drawn_paths_stages_are_methods_named_after_their_kernels():
+    from circle_render.cuda.drawn import DrawnPath
+    from circle_render.cuda.module import kernel_parameters
+    kernels = set(kernel_parameters("bin.cu")) | set(kernel_parameters("draw_drawing.cu"))
+    for stage in ("bin", "draw_drawing"):
+        assert callable(getattr(DrawnPath, stage))
+        assert any(k == stage or k.startswith(f"{stage}_") for k in kernels), stage
+    assert kernel_parameters("draw_drawing.cu")["draw_drawing"][:5] == ["circles", "boxes", "rgba", "edge_rgba",
+                                                                       "edge_width"]
