@@ -138,8 +138,9 @@ def test_radii_are_planned_again_only_when_the_plan_changes(cp):
 
 def test_no_input_is_copied_to_the_host(cp, monkeypatch):
     """update(positions=...) with CUDA arrays: the only copy to the host is the checks' flags
-    (12 bytes) once a frame, counted at cupy.ndarray.get and, where PyTorch is there, by the
-    CUDA profiler (CUPTI) over every copy the process makes."""
+    (12 bytes, to page-locked memory, read later: no cupy.ndarray.get) once a frame, counted
+    at cupy.ndarray.get and, where PyTorch is there, by the CUDA profiler (CUPTI) over every
+    copy the process makes."""
     pos, rad, col = circles(5, 100_000)
     p = cp.asarray(pos)
     canvas = Canvas(1024, 1024, "cuda").set(p, cp.asarray(rad), cp.asarray(col)).render()
@@ -151,7 +152,7 @@ def test_no_input_is_copied_to_the_host(cp, monkeypatch):
         p += np.float32(0.001)
         canvas.update(positions=p).render()
     canvas.synchronize()
-    assert sizes == [12] * 5
+    assert sizes == []
     monkeypatch.undo()
     torch = pytest.importorskip("torch")
     from torch.profiler import ProfilerActivity, profile
@@ -184,11 +185,60 @@ def test_bad_values_on_the_gpu_are_the_hosts_errors_and_change_nothing(cp):
                             ({"colors": bad_col}, r"colors alpha must be in \[0, 1\], got 1.5"),
                             ({"alpha": cp.full(500, 2.0)}, r"alpha must be in \[0, 1\], got 2.0"),
                             ({"positions": cp.zeros((3, 2))}, "positions has 3 rows but the canvas holds 500")):
-        with pytest.raises(ValueError, match=message):
-            canvas.update(**{k: cp.asarray(v) for k, v in kwargs.items()})
+        with pytest.raises(ValueError, match=message):          # positions: raised by the next call
+            canvas.update(**{k: cp.asarray(v) for k, v in kwargs.items()}).synchronize()
         with pytest.raises(ValueError, match=message):            # the same error from host arrays
-            canvas.update(**{k: v.get() if hasattr(v, "get") else v for k, v in kwargs.items()})
+            canvas.update(**{k: v.get() if hasattr(v, "get") else v for k, v in kwargs.items()}).render().to_numpy()
         assert np.array_equal(canvas.to_numpy(), before)
+
+
+def test_positions_checked_later_are_never_drawn(cp):
+    """update(positions=...) on the GPU does not wait for its check: a bad value is refused by
+    the next call on the canvas (update, set, synchronize, the picture), the frames drawn
+    meanwhile show the circles before it, and the canvas keeps those circles."""
+    pos, rad, col = circles(12, 40_000)
+    p = cp.asarray(pos)
+    canvas = Canvas(256, 256, "cuda").set(p, cp.asarray(rad), cp.asarray(col)).render()
+    before = canvas.to_numpy()
+    bad = p.copy()
+    bad[123, 0] = cp.inf
+    canvas.update(positions=bad).render()
+    assert np.array_equal(canvas._renderer.path.scene.circles[:, :2].get(), pos)       # never taken
+    with pytest.raises(ValueError, match=r"positions must be finite, got 'inf' \(at positions\[123, 0\]\)"):
+        canvas.update(positions=p + np.float32(0.01))                      # this call is not made either
+    assert np.array_equal(canvas.to_numpy(), before)
+    canvas.update(positions=bad)
+    bad[123, 0] = 0.5                                                      # changed before the next call
+    with pytest.raises(ValueError, match=r"positions given to update\(\) had a bad value at index 123"):
+        canvas.to_numpy()
+    moved = p + np.float32(0.01)
+    canvas.update(positions=moved)
+    assert np.array_equal(canvas.to_numpy(), Canvas(256, 256, "cuda").set(moved, rad, col).to_numpy())
+
+
+@pytest.mark.parametrize("n", [3000, 40_000, 60_000])
+def test_the_first_frame_uncaptured_is_the_captured_frames_picture(n):
+    """A canvas's first frame launches its kernels one by one, later ones replay graphs
+    captured on the second: the same picture, and the course's load still captures."""
+    from circle_render.cuda.fast import FastCudaRenderer
+    canvas = Canvas(512, 512, "cuda").set(*circles(13, n, small=n == 60_000))
+    first = canvas.render().to_numpy()
+    assert not canvas._renderer._frames
+    for _ in range(2):
+        assert np.array_equal(canvas.render().to_numpy(), first)
+    assert canvas._renderer._frames
+    from circle_render.scenes import make_scene
+    r = FastCudaRenderer()
+    r.load(make_scene("rgb"), 64, 64)                                     # the course's timing: captured at load
+    assert set(r._frames) == {True, False} and set(r._stages) == {True, False}
+
+
+def test_large_pictures_cross_in_chunks(cp):
+    """to_numpy copies through two reused page-locked buffers, chunk by chunk: the same bytes
+    as CuPy's own copy, for a picture of several chunks and a partial last one."""
+    canvas = Canvas(1100, 1100, "cuda").set(*circles(14, 5000)).render()
+    for dtype in (np.float32, np.uint8):
+        assert np.array_equal(canvas.to_numpy(dtype, "upper"), canvas.to_cupy(dtype, "upper").get())
 
 
 def test_arrays_on_another_gpu_are_refused(cp):

@@ -80,6 +80,29 @@ def _columns(value: Any) -> int | None:
     return shape[1] if len(shape) == 2 else None
 
 
+class _Deferred:
+    """A GPU canvas's flags for checks read later: ``flags`` (3,) int32 on the device, each
+    NO_FLAG or the first bad index (canvas/on_gpu.py FLAGS), their copy ``host`` in page-locked
+    memory and the ``event`` of that copy."""
+
+    def __init__(self) -> None:
+        import cupy as cp
+
+        from circle_render.cuda.device_scene import NO_FLAG
+        self.clean = np.full(3, NO_FLAG, np.int32)
+        self.flags = cp.asarray(self.clean)
+        self._memory = cp.cuda.alloc_pinned_memory(self.clean.nbytes)
+        self.host = np.frombuffer(self._memory, np.int32, 3)
+        self.host[:] = self.clean
+        self.event = cp.cuda.Event(block=False, disable_timing=True)
+
+    def reset(self, device: int | None) -> None:
+        import cupy as cp
+        with cp.cuda.Device(device):
+            self.flags[...] = cp.asarray(self.clean)
+        self.host[:] = self.clean
+
+
 class Canvas:
     """A width x height picture of circles, blended in index order, kept between frames.
 
@@ -121,6 +144,8 @@ class Canvas:
         self._renderer: Any = None                 # loaded for self._mode (None: no circles)
         self._drawn = False                        # render() ran since the circles last changed
         self._exported: Any = None                 # the picture __dlpack__ and __cuda_array_interface__ give
+        self._deferred: Any = None                 # on the GPU: the flags of checks read later (_Deferred)
+        self._pending: tuple[Any, Circles] | None = None   # (its GpuChecks, the circles before) of an unread check
 
     # ------------------------------------------------------------------ circles in
 
@@ -133,6 +158,7 @@ class Canvas:
         ``units="pixels"``; radii: (n,) in x units; colors: (n, 3) r, g, b or (n, 4) with
         alpha; alpha: a number in [0, 1] or (n,) (only with (n, 3) colours; default 0.5);
         edge_color, edge_width: outlines (docs/drawing.md). Returns the canvas."""
+        self._settle()
         outlines = edge_color is not None or edge_width is not None
         with self._on_device():
             checks = self._checks(self._device is not None and not outlines and self._course_style())
@@ -152,9 +178,14 @@ class Canvas:
         """Replace some of the circles' values in place, their number unchanged: the renderer
         keeps its plan and buffers unless what it was loaded for changes. Colours given as
         (n, 3) keep each circle's alpha unless ``alpha`` is given too. Returns the canvas."""
+        self._settle()
         old = self._circles
         if old is None:
             raise ArgumentError("update() changes the circles given to set(); call set(positions, radii, colors) first")
+        if positions is not None and radii is None and colors is None and alpha is None and edge_color is None \
+                and edge_width is None and self._moves_on_gpu(old):
+            self._move_on_gpu(positions, old)
+            return self
         n = old.n
         outlines = edge_color is not None or edge_width is not None or \
             (old.outline is not None and (colors is not None or alpha is not None))
@@ -176,6 +207,52 @@ class Canvas:
                        "color": colors is not None or alpha is not None or outlines}
             self._commit(Circles(xyz, radius, rgba, outline), frozenset(k for k, v in changed.items() if v))
         return self
+
+    def _moves_on_gpu(self, old: Circles) -> bool:
+        """Whether new positions go to the renderer on the GPU with their check read later: a
+        course-path picture on a CUDA renderer that takes positions in place behind a guard."""
+        r = self._renderer
+        return old.on_gpu and old.outline is None and self._mode.gpu and r is not None \
+            and "position" in r.circle_fields() and getattr(r, "guarded_updates", False)
+
+    def _move_on_gpu(self, positions: Any, old: Circles) -> None:
+        """update(positions=...) on the GPU without waiting: the check-and-place kernel sets
+        the canvas's flags, the renderer's copy runs only if they are clean (on the device),
+        and the flags cross to page-locked memory behind them; the next call on the canvas
+        reads them (_settle) and raises the error of a refused update, whose values were never
+        drawn."""
+        import cupy as cp
+
+        from circle_render.canvas.on_gpu import GpuChecks
+        assert self._device is not None
+        with self._on_device():
+            deferred = self._deferred = self._deferred or _Deferred()
+            checks = GpuChecks(self._host, self._device, flags=deferred.flags)
+            xyz = checks.positions(positions, old.n)
+            self._renderer.update_circles(position=xyz, guard=deferred.flags)
+            stream = cp.cuda.get_current_stream()
+            cp.cuda.runtime.memcpyAsync(deferred.host.ctypes.data, deferred.flags.data.ptr, deferred.host.nbytes,
+                                        cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+            deferred.event.record(stream)
+            self._pending = (checks, old)
+            self._circles, self._drawn = Circles(xyz, old.radius, old.rgba, old.outline), False
+
+    def _settle(self) -> None:
+        """Read the flags of the last update's check on the GPU (waiting for that check, not
+        for the frames after it) and, where a value was bad, make the circles those before
+        that update (the renderer never took them) and raise its error."""
+        if self._pending is None:
+            return
+        checks, before = self._pending
+        self._pending = None
+        deferred = self._deferred
+        deferred.event.synchronize()
+        bad = deferred.host.copy()
+        if (bad == deferred.clean).all():
+            return
+        self._circles, self._drawn = before, False
+        deferred.reset(self._device)
+        checks.refuse(bad, deferred=True)
 
     def _outline(self, old: Circles, colors: Any, alpha: Any, edge_color: Any, edge_width: Any) -> tuple[Any, Any]:
         """update()'s colours and outlines, made on the host from the values given and the
@@ -239,6 +316,8 @@ class Canvas:
 
     def _load(self, circles: Circles, mode: Mode) -> Renderer:
         r: Renderer = registry.create(mode.renderer, **_quiet(mode.renderer))
+        if hasattr(r, "capture_at_load"):           # graphs pay off from the second frame: captured then
+            r.capture_at_load = False
         if mode.gpu:
             from circle_render.cuda.device_scene import scene_on_device
             scene = scene_on_device(circles.xyz, circles.radius, circles.rgba[:, :3], self.shading)
@@ -273,15 +352,18 @@ class Canvas:
         return self
 
     def synchronize(self) -> None:
-        """Wait until the last render() is drawn (on the GPU; on the CPU it already is)."""
+        """Wait until the last render() is drawn (on the GPU; on the CPU it already is), and
+        raise the error of an update whose check on the GPU found a bad value."""
         if self.on_gpu:
             from circle_render.cuda.module import device_synchronize
             with self._on_device():
                 device_synchronize()
+        self._settle()
 
     def _source(self) -> tuple[Any, bool]:
         """(the image the picture comes from, row 0 at the bottom, at least height x width;
         whether its alpha is to be set to 1), drawn first if the circles changed since."""
+        self._settle()
         if not self._drawn:
             self.render()
         mode, r = self._mode, self._renderer
@@ -320,9 +402,8 @@ class Canvas:
         with self._on_device():
             image, opaque = self._source()
             if self.on_gpu:
-                from circle_render.canvas.on_gpu import picture
-                out: np.ndarray = picture(image, self.width, self.height, flip, opaque, dtype).get()
-                return out
+                from circle_render.canvas.on_gpu import download, picture
+                return download(picture(image, self.width, self.height, flip, opaque, dtype))
             return host_picture(image, self.width, self.height, flip, opaque, dtype)
 
     def to_cupy(self, dtype: Any = np.float32, origin: str | None = None) -> Any:

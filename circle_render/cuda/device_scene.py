@@ -3,6 +3,7 @@ step, replayed as a graph) and the image with its clear colour; and the base of 
 whose render() is one kernel."""
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,23 @@ def _device_f32(a: Any) -> Any:
     """A NumPy or CuPy array as a new C-contiguous float32 CuPy array (never a view of ``a``)."""
     import cupy as cp
     return cp.array(a, dtype=np.float32, order="C", copy=True)
+
+
+NO_FLAG = np.iinfo(np.int32).max        # a flag of a guarded write that saw no bad value
+
+
+@functools.cache
+def _guarded_copy() -> Any:
+    """dst = src where every flag is NO_FLAG (each thread reads the few flags: one launch, no
+    host read); CuPy caches the kernel."""
+    import cupy as cp
+    return cp.ElementwiseKernel(
+        "float32 src, raw int32 flags, int32 count", "float32 dst",
+        f"""
+        bool clean = true;
+        for (int k = 0; k < count; ++k) clean = clean && flags[k] == {int(NO_FLAG)};
+        if (clean) dst = src;
+        """, "circle_render_guarded_copy")
 
 
 def scene_on_device(position: Any, radius: Any, color: Any, shading: str) -> Scene:
@@ -53,11 +71,19 @@ class DeviceScene:
         self.extra = {k: _device_f32(v) for k, v in scene.extra.items()}
         self._step = self._make_step(scene.animation)
 
-    def update(self, position: Any = None, radius: Any = None, color: Any = None) -> None:
+    def update(self, position: Any = None, radius: Any = None, color: Any = None, guard: Any = None) -> None:
         """Write circles in place, n unchanged: position (n, 3), radius (n,), color (n, 3),
         NumPy or CuPy arrays (float32 values). The kernels and graphs read these buffers, so
-        the next frame draws the new circles."""
+        the next frame draws the new circles. ``guard`` (a CuPy int32 array of flags, with
+        CuPy position only): the positions are written only where every flag is still
+        ``NO_FLAG`` when the copy runs (on the device, in stream order: the Canvas's checks
+        queued before it), so values that failed their check never reach a frame."""
         import cupy as cp
+        if guard is not None:
+            if tuple(position.shape) != (self.n, 3) or radius is not None or color is not None:
+                raise ValueError("update: a guarded write takes (n, 3) positions alone")
+            _guarded_copy()(position, guard, np.int32(guard.size), self.circles[:, :3])
+            return
         for name, new, target in (("position", position, self.circles[:, :3]), ("radius", radius, self.circles[:, 3]),
                                   ("color", color, self.colors)):
             if new is None:
@@ -133,6 +159,7 @@ class OneKernelRenderer:
     name = "one-kernel"
     kernel_file = kernel = ""
     project_constants = False            # a kernel file by path compiled with the project's constants
+    guarded_updates = True               # update_circles takes guard= (DeviceScene.update)
     block = (BLOCK_THREADS,)
 
     def grid(self, scene: Scene, width: int, height: int) -> tuple[int, ...]:
@@ -152,9 +179,11 @@ class OneKernelRenderer:
         """What update_circles takes: every circle field (these renderers plan nothing)."""
         return ("position", "radius", "color")
 
-    def update_circles(self, position: Any = None, radius: Any = None, color: Any = None) -> None:
-        """Replace circles in place, n unchanged (DeviceScene.update); the next render draws them."""
-        self.state.update(position, radius, color)
+    def update_circles(self, position: Any = None, radius: Any = None, color: Any = None,
+                       guard: Any = None) -> None:
+        """Replace circles in place, n unchanged (DeviceScene.update, ``guard`` included); the
+        next render draws them."""
+        self.state.update(position, radius, color, guard)
 
     def clear(self) -> None:
         """Fill the image with the clear colour."""

@@ -11,8 +11,11 @@ module with its policy (a frozen plan, a pure function of the scene and the size
   each tile's circles put back in order in shared memory (shared or global counting);
 - drawn (cuda/drawn.py): any scene with a drawing (docs/drawing.md: colours with alpha,
   anti-aliasing, outlines, a background, any picture); the course's scenes never take it.
-cuda/plan.py holds what they share. ``load()`` captures the path's ``frame()`` once as a CUDA graph
-for a cleared image and once for drawing over the last one; ``render()`` replays one. ``clear``
+cuda/plan.py holds what they share. ``load()`` captures the path's ``frame()`` as a CUDA graph, once
+for a cleared image and once for drawing over the last one, and ``render()`` replays one (the
+course's timing: capture is part of the untimed load). With ``capture_at_load`` False (the Canvas)
+the first ``render()`` launches the kernels one by one and the second captures: a picture drawn
+once pays no capture (the same kernels with the same arguments: the same picture). ``clear``
 runs no kernel: the draw starts from each row's clear colour (``get_image`` honours a clear that
 no render followed). NumPy twins of every kernel: circle_render/twins/.
 
@@ -79,6 +82,8 @@ class FastCudaRenderer:
 
     name = "cuda"
     draws_drawings = True
+    capture_at_load = True          # False: the first frame uncaptured, graphs captured on the second
+    guarded_updates = True          # update_circles takes guard= (DeviceScene.update)
 
     def __init__(self, binned: bool | None = None, capacity: int | None = None,
                  tuning: dict[str, Any] | None = None, sparse: bool | None = None, front: int | None = None):
@@ -102,19 +107,31 @@ class FastCudaRenderer:
         self.path: FastPath = self.plan.prepare(scene)
         self.width, self.height, self.image = width, height, self.path.image
         self._pending_clear = False
-        self._frames: dict[bool, Graph] = {}
+        self._frames: dict[bool, Graph] = {}          # frame() captured for cleared True / False, on demand
         self._stages: dict[bool, dict[str, Graph]] = {}
         self._launches: dict[bool, Launches] = {}
-        for cleared in (True, False):          # frame() captured once for each
-            self._capture(cleared)
+        self._drawn_once = False                      # a frame was launched without a graph
+        if self.capture_at_load:
+            for cleared in (True, False):
+                self._stage_graphs(cleared)
 
-    def _capture(self, cleared: bool) -> None:
-        path = self.path
-        path.launched.clear()
-        self._frames[cleared] = Graph.capture(lambda: path.frame(cleared))
-        launches = self._launches[cleared] = list(path.launched)
-        self._stages[cleared] = {stage: Graph([launch for name, launch in launches if name.split("/")[0] == stage])
-                                 for stage in path.stages}
+    def _frame(self, cleared: bool) -> Graph:
+        """frame(cleared) as a graph, captured on first use."""
+        if cleared not in self._frames:
+            path = self.path
+            path.launched.clear()
+            self._frames[cleared] = Graph.capture(lambda: path.frame(cleared))
+            self._launches[cleared] = list(path.launched)
+        return self._frames[cleared]
+
+    def _stage_graphs(self, cleared: bool) -> dict[str, Graph]:
+        """Each stage of frame(cleared) as a graph of its own (run_stage: the timing harness)."""
+        if cleared not in self._stages:
+            self._frame(cleared)
+            launches = self._launches[cleared]
+            self._stages[cleared] = {stage: Graph([launch for name, launch in launches
+                                                   if name.split("/")[0] == stage]) for stage in self.path.stages}
+        return self._stages[cleared]
 
     def circle_fields(self) -> tuple[str, ...]:
         """What update_circles takes for the scene loaded (the Canvas's hook): every field for a
@@ -122,16 +139,18 @@ class FastCudaRenderer:
         (cuda/drawn.py ``DrawnPath.boxes``): a drawing's circles load the renderer again."""
         return ("position", "radius", "color") if self.path.scene.scene.drawing is None else ()
 
-    def update_circles(self, position: Any = None, radius: Any = None, color: Any = None) -> None:
+    def update_circles(self, position: Any = None, radius: Any = None, color: Any = None,
+                       guard: Any = None) -> None:
         """Replace circles in place, n unchanged (NumPy or CuPy arrays: position (n, 3), radius
         (n,), color (n, 3), float32 values); the next render draws them with the same graphs.
         New radii are planned again: where the plan changes (another path, supertile grid or
         pixel bits, or lists too short for the new radii) the renderer loads again from the
         circles on the device, with lists a quarter longer than needed, so that growing radii
         do not plan every frame. A plan that no longer fits never drops a circle (lists cut
-        short walk every circle); planning again only keeps frames fast."""
+        short walk every circle); planning again only keeps frames fast. ``guard``: positions
+        alone, written only if the flags are clean (DeviceScene.update)."""
         state = self.path.scene
-        state.update(position, radius, color)
+        state.update(position, radius, color, guard)
         if radius is not None:
             scene = state.as_scene()
             plan = plan_fast(scene, self.width, self.height, self._tuning, **self._choices)
@@ -152,13 +171,21 @@ class FastCudaRenderer:
 
     def run_stage(self, name: str) -> None:
         """One stage of the frame (a graph replay); the draw stage honours a pending clear."""
-        self._stages[self._pending_clear][name]()
+        self._stage_graphs(self._pending_clear)[name]()
         if name == self.stage_names[-1]:
             self._pending_clear = False
 
     def render(self) -> None:
-        """Every stage of the frame, in order, replayed as one graph."""
-        self._frames[self._pending_clear]()
+        """Every stage of the frame, in order: the first frame launched kernel by kernel, later
+        ones replayed as one graph (a capture pays off only when frames repeat)."""
+        cleared = self._pending_clear
+        if cleared in self._frames or self._drawn_once:
+            self._frame(cleared)()
+        else:
+            kept = len(self.path.launched)
+            self.path.frame(cleared)
+            del self.path.launched[kept:]            # launched outside a graph: not recorded
+            self._drawn_once = True
         self._pending_clear = False
 
     def synchronize(self) -> None:
@@ -178,4 +205,5 @@ class FastCudaRenderer:
 
     def kernel_launches(self) -> list[tuple[str, Launch]]:
         """("stage/kernel", launch) of every kernel ``render()`` runs after a ``clear()``, in order."""
+        self._frame(True)
         return list(self._launches[True])
