@@ -234,9 +234,10 @@ def test_the_first_frame_uncaptured_is_the_captured_frames_picture(n):
 
 
 def test_large_pictures_cross_in_chunks(cp):
-    """to_numpy copies through two reused page-locked buffers, chunk by chunk: the same bytes
-    as CuPy's own copy, for a picture of several chunks and a partial last one."""
-    canvas = Canvas(1100, 1100, "cuda").set(*circles(14, 5000)).render()
+    """to_numpy copies a large picture through two reused page-locked buffers, chunk by chunk
+    (a smaller one straight): the same bytes as CuPy's own copy, for a picture of several
+    chunks and a partial last one (2100^2 x 16 bytes: 67 MB), and a small one (uint8: 17 MB)."""
+    canvas = Canvas(2100, 2100, "cuda").set(*circles(14, 5000)).render()
     for dtype in (np.float32, np.uint8):
         assert np.array_equal(canvas.to_numpy(dtype, "upper"), canvas.to_cupy(dtype, "upper").get())
 
