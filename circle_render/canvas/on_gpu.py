@@ -5,9 +5,11 @@ elementwise kernels, and pictures converted on the GPU that drew them.
 of every input exactly as the host does (the placement in double, rounded once; docs/drawing.md,
 "Placement") and records the index of the first value outside the limits in one of a few
 flags. The flags cross to the host once per set() or update() (a few bytes: the only copy to
-the host on that path); where one is set, that argument is copied to the host and checked there
-value by value, for the error that names the first bad value. The outputs are new arrays, so a
-refused call changes nothing.
+the host on that path; for update(positions=...) alone, into page-locked memory, read by the
+canvas's next call: canvas.py ``_move_on_gpu``); where one is set, that argument is copied to
+the host and checked there value by value, for the error that names the first bad value. The
+outputs are new arrays, so a refused call changes nothing. ``download``: large pictures to the
+host through reused page-locked buffers.
 """
 from __future__ import annotations
 
