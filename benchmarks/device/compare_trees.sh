@@ -6,9 +6,9 @@
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader
 NEW=$PWD
 export CIRCLE_RENDER_CACHE=/tmp/cr-cache PYTHONUNBUFFERED=1
-(PYTHONPATH=$NEW timeout 120 python -m pytest -q -m gpu tests/test_kernel_twins.py -p no:cacheprovider \
+(PYTHONPATH=$NEW timeout 120 python -m pytest -q -m gpu tests/cuda/test_kernel_twins.py -p no:cacheprovider \
    -k "walks or front or bin_scan or sparse" > /tmp/t0.log 2>&1) &
-(PYTHONPATH=$NEW timeout 120 python -m pytest -q -m gpu tests/test_gpu_renderer.py tests/test_gpu_graph.py -p no:cacheprovider \
+(PYTHONPATH=$NEW timeout 120 python -m pytest -q -m gpu tests/cuda/test_gpu_renderer.py tests/cuda/test_gpu_graph.py -p no:cacheprovider \
    -k "not largest" > /tmp/t1.log 2>&1) &
 wait
 { tail -qn1 /tmp/t0.log /tmp/t1.log; grep -h -E "^(FAILED|ERROR)" /tmp/t0.log /tmp/t1.log; } | tee $OUT/pytest-summary.txt

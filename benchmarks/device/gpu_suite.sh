@@ -11,6 +11,6 @@ for k in "test_kernel_twins" "test_gpu_renderer and (1024 or largest or snow_at)
 done
 wait
 # the checker's timing tests compare two renderers' times: alone on the idle GPU, after the rest
-timeout ${SUITE_TIMEOUT:-400} python -m pytest -q -m gpu tests/test_check_gpu.py -p no:cacheprovider > /tmp/pytest_$i.log 2>&1
+timeout ${SUITE_TIMEOUT:-400} python -m pytest -q -m gpu tests/check/test_check_gpu.py -p no:cacheprovider > /tmp/pytest_$i.log 2>&1
 { for f in /tmp/pytest_*.log; do grep -E "passed|failed|error" $f | tail -1; done
   grep -h -E "^(FAILED|ERROR)" /tmp/pytest_*.log | head -20; } | tee $OUT/pytest-summary.txt

@@ -12,8 +12,8 @@ step() {          # step NAME TIMEOUT COMMAND...: run it, print its tail and how
     tail -n "${TAIL:-4}" "/tmp/smoke-$name.log" | cut -c1-220
 }
 B="python -m benchmarks"
-step tests 90 python -m pytest -q -p no:cacheprovider tests/test_timer.py tests/test_benchmarks_cli.py \
-    tests/test_animation.py tests/test_primitives.py -k "timer or event or frames or phase or saxpy or subcommand or help"
+step tests 90 python -m pytest -q -p no:cacheprovider tests/timing/test_timer.py tests/timing/test_benchmarks_cli.py \
+    tests/scenes/test_animation.py tests/cuda/test_primitives.py -k "timer or event or frames or phase or saxpy or subcommand or help"
 step bench 60 $B bench --scenes rgb,rand10k,rand1M --runs 2 -o "$OUT/bench.json"
 TAIL=1 step frames 30 $B frames --cases rgb:1024,rand10k:1024,rand1M:4096
 step stages 40 $B stages --scenes rgb,rand10k -o "$OUT/stages.json"
