@@ -37,7 +37,7 @@ def test_ref_times_file(tmp_path):
 
 def test_example_renderer_from_readme_passes(tmp_path):
     example = ROOT / "examples" / "my_renderer.py"
-    assert example.read_text() in (ROOT / "README.md").read_text()      # the README shows all of it
+    assert example.read_text() in (ROOT / "docs" / "check.md").read_text()   # docs/check.md shows all of it
     p = check(tmp_path, "-r", f"{example}:MyRenderer", "-s", "32", "--runs", "1",
               "--scenes", "rgb,pattern,snowsingle,hypnosis", "--baseline", "cpu")
     assert p.returncode == 0, p.stderr + p.stdout

@@ -1,5 +1,5 @@
 """`render check` against submissions that set out to cheat it or leave things behind: the
-threat model in README.md ("What a renderer under render check can and cannot do"). Each
+threat model in docs/check.md ("The checker's threat model"). Each
 class misbehaves in its own way per scene, so one check tries several attacks; every attack
 must fail its scene or leave the time and the cache untouched."""
 import os

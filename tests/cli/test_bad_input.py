@@ -1,4 +1,4 @@
-"""One test per row of the README's bad-input table that a CPU machine can produce."""
+"""One test per row of the bad-input table (docs/cli.md) that a CPU machine can produce."""
 import errno
 import os
 import signal
