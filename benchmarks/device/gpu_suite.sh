@@ -22,7 +22,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 PYTEST="python -m pytest -q -m gpu -p no:cacheprovider"
 T=${SUITE_TIMEOUT:-400}
 summary() {       # summary NAME LOG...: each log's last count line and the failures, to $OUT/NAME
-  { for f in "${@:2}"; do grep -E "passed|failed|error" "$f" | tail -1; done
+  { for f in "${@:2}"; do grep -E " in [0-9.]+s" "$f" | tail -1; done
     grep -h -E "^(FAILED|ERROR)" "${@:2}" | head -20; } | tee "$OUT/$1"
 }
 
