@@ -99,6 +99,7 @@ def test_every_prefixed_constant_helpers_uses_is_given():
     assert used and used <= given
 
 
+@needs_compiler
 def test_plain_kernels_and_course_headers_are_named(tmp_path):
     k = tmp_path / "k.cu"
     k.write_text('#include "exclusiveScan.cu_inl"\n__global__ void kernelRenderCircles() {}\n')
@@ -202,6 +203,24 @@ def test_a_missing_header_fails_and_says_where_it_was_looked_for(tmp_path):
     p = render("compile", str(k), cwd=tmp_path)
     assert p.returncode == 1 and "FAILED" in p.stdout
     assert '"nowhere.cuh" is neither beside the file that includes it nor in' in p.stderr
+
+
+def test_missing_headers_are_named_in_either_compilers_words(tmp_path):
+    # the notes come from the compiler's log: NVRTC's words and nvcc's (its preprocessor's, when
+    # render compile falls back to nvcc), as each printed them for the same two includes
+    from circle_render.commands.compile import _hints
+    k = tmp_path / "k.cu"
+    nvrtc = ('k.cu(1): catastrophic error: cannot open source file "exclusiveScan.cu_inl"\n'
+             'k.cu(2): catastrophic error: cannot open source file "nowhere.cuh"\n')
+    nvcc = ("k.cu:1:10: fatal error: exclusiveScan.cu_inl: No such file or directory\n"
+            "    1 | #include \"exclusiveScan.cu_inl\"\ncompilation terminated.\n"
+            "k.cu:2:10: fatal error: nowhere.cuh: No such file or directory\n")
+    for log in (nvrtc, nvcc):
+        notes = _hints(log, k)
+        assert len(notes) == 2, (log, notes)
+        assert '"exclusiveScan.cu_inl" is one of the course\'s headers: include "course_compat.cuh"' in notes[0]
+        assert '"nowhere.cuh" is neither beside the file that includes it nor in' in notes[1]
+    assert _hints("k.cu(3): error: identifier \"uint\" is undefined\n", k) == []
 
 
 @needs_compiler
