@@ -8,17 +8,20 @@ module with its policy (a frozen plan, a pure function of the scene and the size
 - binned (cuda/binned.py): circles listed per supertile, each tile walks its supertile's list;
   deep flat scenes first bin and draw only their front layer (LayeredPath);
 - sparse (cuda/sparse.py): binned scenes with few circles over the average pixel; per-tile lists,
-  each tile's circles put back in order in shared memory (shared or global counting).
+  each tile's circles put back in order in shared memory (shared or global counting);
+- drawn (cuda/drawn.py): any scene with a drawing (docs/drawing.md: colours with alpha,
+  anti-aliasing, outlines, a background, any picture); the course's scenes never take it.
 cuda/plan.py holds what they share. ``load()`` captures the path's ``frame()`` once as a CUDA graph
 for a cleared image and once for drawing over the last one; ``render()`` replays one. ``clear``
 runs no kernel: the draw starts from each row's clear colour (``get_image`` honours a clear that
 no render followed). NumPy twins of every kernel: circle_render/twins/.
 
-The alpha channel: flat pixels keep blending until every pixel of their warp's sub-tile is
-finished, so alpha is the clear alpha plus .5 for each circle blended by then (T = 2^-k; past
-126 circles T flushes to 0 and alpha reads 63.5); snow pixels stop at T_EPS each. The course
-never shows or compares alpha; r, g and b differ from serial blending by at most T_EPS * max
-colour plus rounding (the kernels may fuse multiply-adds; which pixels a circle covers is exact).
+The alpha channel (the course's paths; a drawing's is its output alpha): flat pixels keep
+blending until every pixel of their warp's sub-tile is finished, so alpha is the clear alpha
+plus .5 for each circle blended by then (T = 2^-k; past 126 circles T flushes to 0 and alpha
+reads 63.5); snow pixels stop at T_EPS each. The course never shows or compares alpha; r, g and
+b differ from serial blending by at most T_EPS * max colour plus rounding (the kernels may fuse
+multiply-adds; which pixels a circle covers is exact).
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import numpy as np
 
 from circle_render.constants import BIN_MIN_CIRCLES, SPARSE_MAX_DEPTH
 from circle_render.cuda.binned import BinnedPolicy
+from circle_render.cuda.drawn import DrawnPolicy
 from circle_render.cuda.module import Graph, Launch, Launches, device_synchronize
 from circle_render.cuda.plan import FastPath, Policy, check_overrides, mean_depth
 from circle_render.cuda.sparse import SparsePolicy
@@ -39,11 +43,16 @@ from circle_render.scenes.scene import Scene
 def plan_fast(scene: Scene, width: int, height: int, overrides: dict[str, Any] | None = None,
               binned: bool | None = None, sparse: bool | None = None, capacity: int | None = None,
               front: int | None = None) -> Policy:
-    """The plan for ``scene`` at ``width`` x ``height``: the chosen path's policy. ``overrides``
+    """The plan for ``scene`` at ``width`` x ``height``: the chosen path's policy (a scene with a
+    drawing: the drawing path, whatever the choices but ``capacity``). ``overrides``
     replace TUNABLE constants; ``binned`` / ``sparse`` force a path (None: chosen by circle count
     and depth; sparse wins); ``capacity`` replaces the list size (binned, sparse); ``front``
     replaces the front layer's circles (binned; 0: none)."""
     tuning = check_overrides(overrides)
+    if scene.drawing is not None:
+        if scene.animation is not None:
+            raise ValueError("renderer 'cuda' draws a scene with drawing options only still (no animation)")
+        return DrawnPolicy.plan(scene, width, height, tuning, capacity)
     wants_binned = scene.n >= BIN_MIN_CIRCLES if binned is None else binned
     if sparse is None:
         sparse = wants_binned and mean_depth(scene.radius) <= SPARSE_MAX_DEPTH
@@ -58,6 +67,7 @@ class FastCudaRenderer:
     """Binned supertile lists, per-tile back-to-front walk with early exit, clear fused."""
 
     name = "cuda"
+    draws_drawings = True
 
     def __init__(self, binned: bool | None = None, capacity: int | None = None,
                  tuning: dict[str, Any] | None = None, sparse: bool | None = None, front: int | None = None):
@@ -118,7 +128,7 @@ class FastCudaRenderer:
         if self._pending_clear:
             self.image.clear()
             self._pending_clear = False
-        return self.image.pixels
+        return self.path.output()
 
     def get_image(self) -> np.ndarray:
         """(H, W, 4) float32 on the host, row 0 at the bottom."""

@@ -110,6 +110,11 @@ class FastPath(ABC):
     def frame(self, cleared: bool) -> None:
         """One frame: every stage in order. cleared: the image starts from the clear colour."""
 
+    def output(self) -> Any:
+        """The picture on the GPU, (height, width, 4) float32: the image itself (the drawing path
+        turns it into straight colour first)."""
+        return self.image.pixels
+
 
 def check_overrides(overrides: dict[str, Any] | None) -> Tuning:
     """``overrides`` as a dict, or ValueError naming what is not TUNABLE."""

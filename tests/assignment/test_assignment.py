@@ -25,6 +25,9 @@ def test_render_check_says_the_scaffold_needs_a_gpu(tmp_path):
     p = render("check", "-r", f"{SCAFFOLD}:StudentRenderer", cwd=tmp_path)
     assert p.returncode == 2
     assert p.stderr.strip().count("\n") == 0 and "needs a CUDA GPU" in p.stderr
+    # the handout's words: the renderer named, no exception type in front of them
+    assert "PluginError" not in p.stderr and "importing it failed" not in p.stderr
+    assert "renderer '" in p.stderr and "on a machine with an NVIDIA GPU" in p.stderr
     assert not (tmp_path / "logs").exists()
 
 
