@@ -1,6 +1,6 @@
 """The CUDA renderers' drawing paths on the GPU (docs/drawing.md; issue 39): cuda-tiled bit for
 bit the reference (-r cpu) with every option, cuda within its bound, both deterministic; their
-kernels against their twins. Without a GPU: tests/test_cuda_drawing.py."""
+kernels against their twins. Without a GPU: tests/drawing/test_cuda_drawing.py."""
 import subprocess
 import sys
 

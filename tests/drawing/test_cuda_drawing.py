@@ -1,6 +1,6 @@
 """The CUDA renderers' drawing paths without a GPU (docs/drawing.md; issue 39): their twins
 against the reference, the boxes the fast path bins, the plans, and every kernel variant through
-NVRTC. The GPU side is tests/test_cuda_drawing_gpu.py."""
+NVRTC. The GPU side is tests/drawing/test_cuda_drawing_gpu.py."""
 import itertools
 
 import numpy as np
