@@ -25,6 +25,7 @@ multiply-adds; which pixels a circle covers is exact).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,16 @@ def plan_fast(scene: Scene, width: int, height: int, overrides: dict[str, Any] |
     return WalkPolicy.plan(scene, width, height, tuning)
 
 
+def plan_holds(old: Policy, new: Policy) -> bool:
+    """Whether circles planned ``old`` may be drawn with it now that their plan is ``new``:
+    the same path with the same choices, and lists at least as long as needed. The front
+    layer's size may differ (its deferred tiles catch what it misses)."""
+    if type(old) is not type(new):
+        return False
+    same = {k: getattr(old, k) for k in ("capacity", "front") if hasattr(new, k)}
+    return replace(new, **same) == old and getattr(new, "capacity", 0) <= getattr(old, "capacity", 0)
+
+
 class FastCudaRenderer:
     """Binned supertile lists, per-tile back-to-front walk with early exit, clear fused."""
 
@@ -81,7 +92,10 @@ class FastCudaRenderer:
         return self.path.stages
 
     def load(self, scene: Scene, width: int, height: int) -> None:
-        self.plan = plan_fast(scene, width, height, self._tuning, **self._choices)
+        self._load(plan_fast(scene, width, height, self._tuning, **self._choices), scene, width, height)
+
+    def _load(self, plan: Policy, scene: Scene, width: int, height: int) -> None:
+        self.plan = plan
         why = self.plan.too_large()
         if why:
             raise RendererUnavailable(f"renderer 'cuda' cannot draw {width}x{height}: {why}; use -r cuda-tiled")
@@ -101,6 +115,33 @@ class FastCudaRenderer:
         launches = self._launches[cleared] = list(path.launched)
         self._stages[cleared] = {stage: Graph([launch for name, launch in launches if name.split("/")[0] == stage])
                                  for stage in path.stages}
+
+    def circle_fields(self) -> tuple[str, ...]:
+        """What update_circles takes for the scene loaded (the Canvas's hook): every field for a
+        course scene; none for a scene with a drawing, whose drawn path bins boxes made at load
+        (cuda/drawn.py ``DrawnPath.boxes``): a drawing's circles load the renderer again."""
+        return ("position", "radius", "color") if self.path.scene.scene.drawing is None else ()
+
+    def update_circles(self, position: Any = None, radius: Any = None, color: Any = None) -> None:
+        """Replace circles in place, n unchanged (NumPy or CuPy arrays: position (n, 3), radius
+        (n,), color (n, 3), float32 values); the next render draws them with the same graphs.
+        New radii are planned again: where the plan changes (another path, supertile grid or
+        pixel bits, or lists too short for the new radii) the renderer loads again from the
+        circles on the device, with lists a quarter longer than needed, so that growing radii
+        do not plan every frame. A plan that no longer fits never drops a circle (lists cut
+        short walk every circle); planning again only keeps frames fast."""
+        state = self.path.scene
+        state.update(position, radius, color)
+        if radius is not None:
+            scene = state.as_scene()
+            plan = plan_fast(scene, self.width, self.height, self._tuning, **self._choices)
+            if not plan_holds(self.plan, plan):
+                room = {} if self._choices["capacity"] is not None or not hasattr(plan, "capacity") else \
+                    {"capacity": plan.capacity + plan.capacity // 4}
+                self._load(plan_fast(scene, self.width, self.height, self._tuning, **{**self._choices, **room}),
+                           scene, self.width, self.height)
+                return
+        self.path.circles_changed()
 
     def clear(self) -> None:
         """Start the next render from the clear colour (no kernel: the draw stage does it)."""

@@ -52,6 +52,11 @@ class TiledCudaRenderer(OneKernelRenderer):
                               (self.state.circles, d.rgba, d.edge_rgba, d.edge_width, np.int32(scene.n),
                                self.image.pixels, i32(width), i32(height)))
 
+    def circle_fields(self) -> tuple[str, ...]:
+        """What update_circles takes (the Canvas's hook): a drawing's positions only (its kernel
+        reads the circles' buffer each frame, but its colours from the drawing's own rgba)."""
+        return super().circle_fields() if self.drawing is None else ("position",)
+
     def device_image(self) -> Any:
         """The (H, W, 4) float32 image on the GPU (a CuPy array), row 0 at the bottom; a
         drawing's in straight colour."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import stat
@@ -253,6 +254,14 @@ def write_image(path: str | os.PathLike, frame: FramePixels | np.ndarray) -> Non
     pixels = as_pixels(frame)
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         (_write_ppm if path.suffix.lower() == ".ppm" else _write_png)(pixels, f)
+
+
+def png_bytes(frame: FramePixels | np.ndarray) -> bytes:
+    """One picture as the bytes of a PNG file, as write_image writes it (a notebook's
+    ``_repr_png_``)."""
+    buffer = io.BytesIO()
+    _write_png(as_pixels(frame), buffer)
+    return buffer.getvalue()
 
 
 class GifWriter:

@@ -210,3 +210,15 @@ def test_screenshot_with_another_suffix_is_one_line(tmp_path):
     p = render("rgb", "-r", "cpu", "-s", "8", "-i", "--screenshot", str(tmp_path / "x.jpg"), env={"DISPLAY": ":0"})
     assert p.returncode == 2 and "unknown output suffix '.jpg'" in p.stderr and "accepted: .png, .ppm, .gif" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_show_puts_a_canvas_on_screen(xvfb, tmp_path):
+    """circle_render.show: a rectangular Canvas driven by the user's step, read off the screen."""
+    import circle_render
+    rng = np.random.default_rng(14)
+    pos = rng.uniform(0, 1, (80, 2))
+    canvas = circle_render.Canvas(120, 70, "cpu-fast").set(pos, rng.uniform(0.01, 0.1, 80), rng.uniform(0, 1, (80, 3)))
+    shot = tmp_path / "shot.png"
+    state = circle_render.show(canvas, lambda c: c.update(positions=pos * 0.99), frames=4, screenshot=str(shot))
+    assert state.shown == 4 and state.frame == 4
+    assert np.array_equal(read_image(shot), canvas.to_numpy(np.uint8, origin="upper")[..., :3])  # read off the screen
