@@ -5,10 +5,10 @@ import io
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,6 @@ from circle_render.drawing.values import number_array
 from circle_render.io.images import read_image
 from circle_render.scenes.scene import FLAT, Scene
 
-ROOT = Path(__file__).resolve().parent.parent
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
