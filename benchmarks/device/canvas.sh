@@ -26,8 +26,8 @@ python3 -c "import wgpu; print('wgpu adapter:', wgpu.gpu.request_adapter_sync(po
   2>&1 | tail -1
 # the Canvas's GPU tests; the course's pictures on the CUDA renderers (DeviceScene changed: the
 # light scenes at 64 pixels against the reference) and the array API's GPU tests
-timeout 200 python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider tests/test_canvas_gpu.py > "$OUT/tests.txt" 2>&1
-timeout 60 python3 -m pytest -q --tb=short -p no:cacheprovider -m gpu tests/test_gpu_renderer.py tests/test_hostile.py \
+timeout 200 python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider tests/canvas/test_canvas_gpu.py > "$OUT/tests.txt" 2>&1
+timeout 60 python3 -m pytest -q --tb=short -p no:cacheprovider -m gpu tests/cuda/test_gpu_renderer.py tests/cli/test_hostile.py \
   -k "(64 and not (rand1M or micro2M or rand100k or biglittle or littlebig or snowsingle)) or limits" \
   > "$OUT/course-tests.txt" 2>&1
 for f in "$OUT/tests.txt" "$OUT/course-tests.txt"; do

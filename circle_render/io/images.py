@@ -141,9 +141,10 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path = Path(path)
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=TEMPORARY_SUFFIX,
-                                   dir=path.parent if str(path.parent) else ".")
-        os.close(fd)
+        with signals_held():        # a signal between mkstemp's open and `tmp` would leave it behind
+            fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=TEMPORARY_SUFFIX,
+                                       dir=path.parent if str(path.parent) else ".")
+            os.close(fd)
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
