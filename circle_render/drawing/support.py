@@ -42,9 +42,9 @@ def drawing_renderer(name: str) -> str:
         usable = [d for d in drawers() if not registry.RENDERERS[d].needs_gpu or gpu_available()]
         return usable[0]
     if name in registry.RENDERERS and not draws_drawings(renderer_class(name)):
-        raise DrawingUnsupported(f"renderer {name!r} does not draw the drawing options (alpha, background, "
-                                 f"anti-aliasing, outlines, non-square pictures) yet; accepted: "
-                                 f"{', '.join(['auto', *drawers()])}")
+        raise DrawingUnsupported(f"renderer {name!r} does not draw the drawing options (an alpha other than "
+                                 f"0.5, a background other than the course's, anti-aliasing, outlines, "
+                                 f"non-square snow pictures) yet; accepted: {', '.join(['auto', *drawers()])}")
     return name
 
 
@@ -53,7 +53,7 @@ def check_drawer(renderer: object, scene_drawing: object) -> None:
     if scene_drawing is not None and not draws_drawings(renderer):
         name = getattr(renderer, "name", type(renderer).__name__)
         raise DrawingUnsupported(f"renderer {name!r} does not draw the drawing options of this scene; "
-                                 f"accepted: {', '.join(['auto', *drawers()])}")
+                                 f"yet; accepted: {', '.join(['auto', *drawers()])}")
 
 
 ALPHA_SUFFIXES = (".png",)          # image formats that keep an alpha channel

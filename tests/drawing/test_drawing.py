@@ -318,6 +318,17 @@ def test_bad_options_are_one_value_error_naming_the_argument(change, message):
     assert "\n" not in str(e.value)
 
 
+def test_cpu_fast_refusal_names_only_what_it_cannot_draw():
+    # a flat non-square picture is drawn by cpu-fast (the course's path, cropped), so the
+    # refusal lists non-square snow pictures, not every non-square picture
+    flat = circle_render.render([[0.5, 0.5]], [0.25], [[1, 0, 0]], 64, 48, renderer="cpu-fast")
+    assert flat.shape == (48, 64, 4)
+    assert (flat == circle_render.render([[0.5, 0.5]], [0.25], [[1, 0, 0]], 64, 48, renderer="cpu")).all()
+    with pytest.raises(DrawingUnsupported, match="non-square snow pictures") as e:
+        circle_render.render([[0.5, 0.5]], [0.25], [[1, 0, 0]], 64, 48, renderer="cpu-fast", shading="snow")
+    assert "non-square pictures" not in str(e.value)
+
+
 def test_pixel_units_accept_positions_beyond_the_unit_limits():
     img = circle_render.render([[16000, 0.5]], [300], [[0, 0, 0]], 16384, 1, "cpu", alpha=1, units="pixels")
     assert img.shape == (1, 16384, 4) and (img[0, 15700:16300, 0] == 0).all() and img[0, 100, 0] == 1
