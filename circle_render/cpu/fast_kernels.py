@@ -40,11 +40,12 @@ def _d2(px: float, cx: float, dy2: float) -> float:
 
 
 @numba.njit(inline="always")
-def _row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int, width: int) -> tuple[int, int]:
-    """The covered pixels [a, b) of one row within [lo, hi). Along a row d2 falls then rises, so
-    the covered pixels are one run, holding the pixel nearest the centre when there are any
-    (near or a neighbour: the rounding). Float estimates of the ends are corrected by the exact
-    test, so the span is exactly the pixels with d2 <= r2."""
+def _row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int, scale: int) -> tuple[int, int]:
+    """The pixels [a, b) of one row within [lo, hi) with d2 <= r2 (cx: the pixel centres,
+    ``scale`` pixels a unit). Along a row d2 falls then rises, so those pixels are one run,
+    holding the pixel nearest the centre when there are any (near or a neighbour: the
+    rounding). Float estimates of the ends are corrected by the exact test, so the span is
+    exactly the pixels with d2 <= r2."""
     if hi - lo <= SHORT_ROW:                         # tiny boxes: test every pixel
         a = lo
         while a < hi and _d2(px, cx[a], dy2) > r2:
@@ -53,9 +54,9 @@ def _row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int
         while b > a and _d2(px, cx[b - 1], dy2) > r2:
             b -= 1
         return a, b
-    centre = np.float64(px) * width - 0.5            # in pixel indices
+    centre = np.float64(px) * scale - 0.5            # in pixel indices
     near = min(max(int(np.floor(centre + 0.5)), lo), hi - 1)
-    half = np.sqrt(max(np.float64(r2) - np.float64(dy2), 0.0)) * width
+    half = np.sqrt(max(np.float64(r2) - np.float64(dy2), 0.0)) * scale
     a = max(lo, min(int(np.ceil(centre - half)), near - 1))
     if _d2(px, cx[a], dy2) <= r2:
         while a > lo and _d2(px, cx[a - 1], dy2) <= r2:
@@ -131,7 +132,7 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
     its circles blended, each pixel's in index order, their row spans added to what is painted.
     flat: the frame's image as one row of floats."""
     _, clear, background, painted = frame
-    tile_w, tile_h, tiles_x, starts, _, boxes, data = lists
+    tile_w, tile_h, tiles_x, starts, _, boxes, data, _ = lists
     ramp, cx, cy, snow = shading
     tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
     if clear:
