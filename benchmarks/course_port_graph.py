@@ -122,8 +122,8 @@ def main() -> None:
     for name, us in costs.items():
         print(f"call {name}: {us:.2f} us", flush=True)
     renderers = {"tiled-scan": (p.TiledScanRenderer, type("G", (p.TiledScanRenderer,), {"use_graph": True})),
-                 "sort-by-tile": (p.SortByTileRenderer, p.SortByTileGraphRenderer),
-                 "tile-lists": (p.TileListsRenderer, type("G", (p.TileListsRenderer,), {"use_graph": True})),
+                 "sort-by-tile": (type("P", (p.SortByTileRenderer,), {"graph_still": False}), p.SortByTileRenderer),
+                 "tile-lists": (type("P", (p.TileListsRenderer,), {"graph_still": False}), p.TileListsRenderer),
                  "scaffold (starter)": (scaffold(False), scaffold(True))}
     times = {}
     for name, (plain, graphed) in renderers.items():

@@ -13,10 +13,15 @@ An original is in three parts, each after a marker line:
     // ---- host: render ----    the body of CudaRenderer::render()
 
     python benchmarks/course_splice.py ORIGINAL.cu .course/harness/render/cudaRenderer.cu -o OUT.cu
+
+Headers the original includes from beside it (examples/course_port/cupy_calls.cuh) go beside the
+spliced file (course_fidelity.py copies them). ``kernel_diff`` is the diff of an original's
+device code against its port's that examples/course_port/README.md shows (a test keeps it current).
 """
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 from pathlib import Path
 
@@ -61,6 +66,24 @@ def splice(original: str, course: str, name: str = "original") -> str:
     if at is None:
         raise ValueError("the course's cudaRenderer.cu has no CudaRenderer::CudaRenderer()")
     return course[:at.start()] + f"// ---- kernels: {name} ----\n{kernels}\n" + course[at.start():]
+
+
+HOST_STARTS = ("// ---- host: setup ----", "// ---- the host code")    # where an original's device code ends
+PORT_HOST = "// Host side:"                                            # and a port's
+
+
+def _device_part(text: str, ends: tuple[str, ...]) -> list[str]:
+    lines = text.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.startswith(ends)), len(lines))
+    return lines[:at]
+
+
+def kernel_diff(original: str, port: str) -> str:
+    """The unified diff (two lines of context) from an original's device code (up to its host
+    code) to its port's (up to the line that names its host side), headers left out."""
+    diff = difflib.unified_diff(_device_part(original, HOST_STARTS), _device_part(port, (PORT_HOST,)),
+                                lineterm="", n=2)
+    return "\n".join(list(diff)[2:])
 
 
 def main() -> None:

@@ -5,11 +5,39 @@
     scene = circle_render.make_scene("rand10k")                        # the course's scenes
 
 The command line is ``render`` (circle_render/cli.py); the layout is in docs/architecture.md.
+The names below are imported when first used, so that ``render`` handles Ctrl-C before NumPy
+and the rest load (circle_render/__main__.py).
 """
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.2.0"
-
-from circle_render.api import render
-from circle_render.cpu.shading import to_bytes
-from circle_render.scenes import SCENE_NAMES, make_scene
-
 __all__ = ["SCENE_NAMES", "__version__", "make_scene", "render", "to_bytes"]
+
+_LAZY = {"render": "circle_render.api", "to_bytes": "circle_render.cpu.shading",
+         "SCENE_NAMES": "circle_render.scenes", "make_scene": "circle_render.scenes"}
+
+if TYPE_CHECKING:
+    from circle_render.api import render
+    from circle_render.cpu.shading import to_bytes
+    from circle_render.scenes import SCENE_NAMES, make_scene
+
+
+def __getattr__(name: str) -> Any:
+    """The public names on first use; a subpackage (``circle_render.scenes``) as its attribute."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

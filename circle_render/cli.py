@@ -12,6 +12,9 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+from collections.abc import Iterator, Sequence
+from types import FrameType
+from typing import Any
 
 import click
 
@@ -29,7 +32,8 @@ MAX_SIZE = 16384
 SEED_MAX = 2**32 - 1
 
 
-def _complete_scene(ctx, param, incomplete):
+def _complete_scene(ctx: click.Context, param: click.Parameter | None,
+                    incomplete: str) -> list[click.shell_completion.CompletionItem]:
     return [click.shell_completion.CompletionItem(n, help=SCENES[n].description)
             for n in SCENE_NAMES if n.startswith(incomplete)]
 
@@ -48,7 +52,7 @@ def parse_frames(text: str) -> tuple[int, int]:
     return start, end
 
 
-def _renderer_option(value: str, built_in=registry.CHOICES) -> str:
+def _renderer_option(value: str, built_in: Sequence[str] = registry.CHOICES) -> str:
     """A built-in renderer name, or a user's ``module:Class`` / ``path/to/file.py:Class``."""
     try:
         return registry.check_name(value, tuple(built_in))
@@ -62,23 +66,23 @@ def _finite(value: float, name: str) -> float:
     return value
 
 
-def _frames_option(ctx, param, value):
+def _frames_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
     return None if value is None else parse_frames(value)
 
 
 class SceneGroup(click.Group):
     """A group whose unknown first word is a scene: ``render rgb`` means ``render scene rgb``."""
 
-    def parse_args(self, ctx, args):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         own = [*ctx.help_option_names, "-V", "--version"]      # the group's own options
         if args and args[0] not in self.commands and args[0] not in own:
             args = ["scene", *args]
         return super().parse_args(ctx, args)
 
-    def shell_complete(self, ctx, incomplete):
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[click.shell_completion.CompletionItem]:
         return super().shell_complete(ctx, incomplete) + _complete_scene(ctx, None, incomplete)
 
-    def invoke(self, ctx):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as e:       # past click, which would print a blank line first
@@ -92,7 +96,7 @@ class _Stopped(BaseException):
 @click.group(cls=SceneGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="render",
                       message="%(prog)s (circle-render) %(version)s")
-def cli():
+def cli() -> None:
     """Render the course's ordered transparent circles on the CPU or a CUDA GPU.
 
     \b
@@ -102,7 +106,7 @@ def cli():
 
 
 @cli.command("list")
-def list_command():
+def list_command() -> None:
     """List the scenes with one-line descriptions."""
     scene_cmd.list_scenes()
 
@@ -151,7 +155,7 @@ def list_command():
               help="With -i: save the last frame, at the picture's own size even where the window "
                    "scales it, to this file (.png, .ppm, or a one-frame .gif).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or notices on stderr, only errors.")
-def scene_command(**options):
+def scene_command(**options: Any) -> None:
     """Render SCENE: a name from `render list`, or a scene file (.par or .circles)."""
     scene_cmd.scene_command(**options)
 
@@ -171,7 +175,7 @@ def scene_command(**options):
 @click.option("--plot", type=click.Path(dir_okay=False),
               help="PNG bar chart of the record (default: beside the record, same name, .png).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or notices on stderr, only the table and errors.")
-def bench_command(**options):
+def bench_command(**options: Any) -> None:
     """Time every scene the course's way (after a warm-up frame; CUDA events too on a GPU) and
     write a JSON record and its plot."""
     bench_cmd.bench_command(**options)
@@ -203,8 +207,13 @@ def bench_command(**options):
               help="Seconds your renderer may take per scene (check and timing) before it gets (F).")
 @click.option("--logs", type=click.Path(file_okay=False), default="logs", show_default=True,
               help="Folder for a log per scene and, for a failed scene, a PNG of its mismatches.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="Also write the whole result as JSON: per scene T, Tf and where it came from, the "
+                   "course's -f cost, score, pass/fail, seeds; the GPU, rules, isolation, version.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png",
+              help="Also draw each scene's T against its Tf over the points each ratio scores (PNG).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr, only the table and errors.")
-def check_command(quiet, **options):
+def check_command(quiet: bool, **options: Any) -> None:
     """The course's score table: correctness, time and score per scene (or per scan size).
 
     \b
@@ -225,7 +234,7 @@ def check_command(quiet, **options):
 @click.option("--option", "options", multiple=True, metavar="OPTION",
               help="A compiler option of your own, as a renderer's `compile_options` passes it "
                    "(e.g. --option=--fmad=false).")
-def compile_command(files, arch, defines, options):
+def compile_command(files: tuple[str, ...], arch: str, defines: tuple[str, ...], options: tuple[str, ...]) -> None:
     """Compile kernel files (or those a renderer's .py compiles, with its classes' defines and
     compile_options) exactly as the GPU path will: the same source (headers inlined) and
     options (the course's: multiply-adds fused), with NVRTC (CuPy's compiler). No GPU needed.
@@ -240,7 +249,7 @@ def compile_command(files, arch, defines, options):
 @cli.command("saxpy")
 @click.option("-n", "--n", "n", type=click.IntRange(1, 1 << 30), default=100_000_000, show_default=True,
               help="Number of float32 elements.")
-def saxpy_command(n):
+def saxpy_command(n: int) -> None:
     """SAXPY (a*x + y) on the GPU: the course's timing line, the kernel alone, and the copy
     bandwidth of the same bytes for comparison."""
     primitives_cmd.saxpy_command(n)
@@ -254,7 +263,7 @@ def saxpy_command(n):
 @click.option("--cub", is_flag=True, help="Time CuPy's CUB scan instead (mode scan only).")
 @click.option("-S", "--seed", type=click.IntRange(0, SEED_MAX), default=None, show_default="0",
               help="Seed of the random input (-i random only).")
-def scan_command(mode, kind, n, cub, seed):
+def scan_command(mode: str, kind: str, n: int, cub: bool, seed: int | None) -> None:
     """Exclusive scan or find_repeats of int32 on the GPU: device time (min of 3, input already
     on the GPU), checked against NumPy."""
     primitives_cmd.scan_command(mode, kind, n, cub, seed)
@@ -264,12 +273,12 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _raise_interrupted(signum, frame):
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
 @contextlib.contextmanager
-def _signals_as_interrupts():
+def _signals_as_interrupts() -> Iterator[None]:
     """SIGTERM and SIGHUP raise Interrupted, as Ctrl-C raises KeyboardInterrupt, while the
     command runs; a signal already ignored (nohup's SIGHUP) stays ignored; none of them is
     raised inside numba's run-time code (interrupts.py)."""
@@ -304,7 +313,7 @@ def _error(text: str, code: int = 2) -> None:
     sys.exit(code)
 
 
-def main(argv=None) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user errors (click's and ours) become one line on stderr with exit code 2;
     bare ``render`` prints the help; Ctrl-C, SIGTERM and SIGHUP exit with 128 + the signal."""
     progress.set_quiet(False)              # until a command's --quiet says otherwise
@@ -313,13 +322,13 @@ def main(argv=None) -> None:
             rv = cli.main(args=argv, prog_name="render", standalone_mode=False)
     except click.exceptions.UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError":        # click >= 8.2: bare `render`
-            click.echo(e.ctx.get_help())
+            click.echo(e.ctx.get_help() if e.ctx is not None else "Usage: render")
             sys.exit(0)
         _error(e.format_message())
     except UserError as e:
         _error(str(e))
     except _Stopped as e:
-        _interrupted(e.__cause__)
+        _interrupted(e.__cause__ or e)
     except click.exceptions.Abort as e:                     # click's wrapping of KeyboardInterrupt
         progress.forget_line()                              # (click has ended the line)
         _interrupted(e.__cause__ or e)

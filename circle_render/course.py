@@ -205,6 +205,14 @@ def output_costs() -> dict[str, float]:
     return {s: max(0.0, round(with_f[s] - without[s], 6)) for s in without if s in with_f}
 
 
+def session_spread(gpu: str | None) -> dict[str, tuple[float, float]]:
+    """Per launch-bound scene, the fastest and slowest Total (ms) of the course's binary with
+    ``-f`` over the device sessions recorded on ``gpu`` (``render_f_sessions`` in
+    ref_times.json, whose method says why): where a stored Tf is one session of several."""
+    tables = _gpu_tables(gpu) or {}
+    return {s: (float(lo), float(hi)) for s, (lo, hi) in tables.get("render_f_sessions", {}).items()}
+
+
 @dataclass(frozen=True)
 class Calibration:
     """How Tf is made where no course time was measured: ``renderer`` (the course's design)

@@ -14,7 +14,7 @@ from collections import deque
 from typing import Any
 
 _quiet = False
-_open_bar = None          # the bar whose line is on screen and not finished, if any
+_open_bar: Any = None     # the bar whose line is on screen and not finished, if any
 
 
 def set_quiet(quiet: bool) -> None:
@@ -52,7 +52,7 @@ def notice(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def on_terminal(stream) -> bool:
+def on_terminal(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     try:
         return bool(isatty and isatty())

@@ -15,7 +15,7 @@ from circle_render.scenes.scene import Scene
 from circle_render.twins import starter
 
 sys.path.insert(0, str(ROOT))           # the ladder is instrumentation: benchmarks/ladder/, not the package
-from benchmarks.ladder import twin as ladder  # noqa: E402
+from benchmarks.ladder import twin as ladder
 
 pytestmark = pytest.mark.gpu
 HELPERS = Path(__file__).resolve().parent / "kernels" / "helpers_test.cu"
@@ -69,7 +69,8 @@ def test_helpers_circle_in_box_against_numpy():
     lo = rng.random((n, 2)).astype(np.float32)
     b = np.c_[lo[:, 0], lo[:, 0] + 0.2 * rng.random(n), lo[:, 1], lo[:, 1] + 0.2 * rng.random(n)].astype(np.float32)
     out = cp.zeros(n, dtype=np.int32)
-    load_module(HELPERS).get_function("boxes")((n // 256 + 1,), (256,), (cp.asarray(c), cp.asarray(b), out, np.int32(n)))
+    load_module(HELPERS).get_function("boxes")((n // 256 + 1,), (256,),
+                                               (cp.asarray(c), cp.asarray(b), out, np.int32(n)))
     got = out.get()
     nx, ny = np.clip(c[:, 0], b[:, 0], b[:, 1]), np.clip(c[:, 1], b[:, 2], b[:, 3])
     exact = (c[:, 0] - nx) ** 2 + (c[:, 1] - ny) ** 2 <= c[:, 3] ** 2

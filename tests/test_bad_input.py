@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from test_cli import ROOT, render
@@ -295,3 +294,40 @@ def test_a_full_disk_part_way_through_frames_says_what_was_written(tmp_path, mon
                              f"device; written before it: 3 of 10 frames ({tmp_path / 'f_0000.png'} .. "
                              f"{tmp_path / 'f_0002.png'})")
     assert sorted(f.name for f in tmp_path.iterdir()) == ["f_0000.png", "f_0001.png", "f_0002.png"]
+
+
+# The render command's first moments: a signal while Python imports the command line (0.2-0.4 s)
+SLOW_START = """
+import importlib.abc, signal, sys, time
+class SlowCli(importlib.abc.MetaPathFinder):      # the command line's import, held up until the signal
+    def find_spec(self, name, path, target=None):
+        if name == "circle_render.cli":
+            print("importing", flush=True)
+            time.sleep(60)
+        return None
+sys.meta_path.insert(0, SlowCli())
+sys.argv = ["render", "list"]
+from circle_render.__main__ import main
+main()
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_the_command_starts_is_one_line_not_a_traceback(tmp_path, sig):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-c", SLOW_START], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, preexec_fn=_default_signals)
+    assert p.stdout.readline() == b"importing\n"
+    p.send_signal(sig)
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 128 + sig
+    assert err == "render: interrupted; no partial output was written\n"
+
+
+def test_the_render_command_starts_without_the_heavy_imports():
+    """What runs before the signals are handled: the package and its entry point, no NumPy."""
+    code = ("import sys, circle_render.__main__; "
+            "print(sorted(m for m in ('numpy', 'click', 'circle_render.cli') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr

@@ -1,6 +1,6 @@
 """The course-compatible layer on the GPU (kernels/course_compat.cuh, cuda/student.py): its
 scans from blocks of any shape, box tests and shadePixel against NumPy and the reference; the
-two course-style ports in examples/course_port pass the course's check; a graph of render()
+four course-style ports in examples/course_port pass the course's check; a graph of render()
 draws what render() draws."""
 import importlib.util
 from pathlib import Path
@@ -156,17 +156,26 @@ def test_the_students_own_macros_are_not_the_projects():
     assert out.get()[0] == 7 * 0.25
 
 
-PORT_CLASSES = ["TiledScanRenderer", "SortByTileRenderer", "SortByTileGraphRenderer", "TileListsRenderer",
-                "TiledExactRenderer", "PixelLoopRenderer"]
+PORT_CLASSES = ["TiledScanRenderer", "SortByTileRenderer", "TileListsRenderer", "TiledExactRenderer"]
 
 
-@pytest.mark.parametrize("renderer", PORT_CLASSES)
+def _port(name, graph=True):
+    """A port's class; ``graph=False``: the same without the CUDA graph of a still scene."""
+    cls = getattr(PORTS, name)
+    return cls if graph else type(f"Plain{name}", (cls,), {"graph_still": False})
+
+
+@pytest.mark.parametrize("renderer", [*PORT_CLASSES, "SortByTileRenderer-plain", "TileListsRenderer-plain"])
 @pytest.mark.parametrize("scene", ["rgb", "pattern", "rand10k", "snowsingle", "biglittle"])
 def test_the_course_style_ports_pass_the_check(renderer, scene):
     """Compiled as the course compiles (multiply-adds fused), at a size that is not a multiple of
-    their tiles."""
-    got = _draw(getattr(PORTS, renderer)(), make_scene(scene), 200)
+    their tiles; the multi-launch ones with and without the graph of a still scene."""
+    name, _, plain = renderer.partition("-")
+    r = _port(name, graph=not plain)()
+    got = _draw(r, make_scene(scene), 200)
     assert compare(reference_image(make_scene(scene), 200, 200, steps=1), got).passed
+    assert (getattr(r, "_graph", None) is not None) == (name in ("SortByTileRenderer", "TileListsRenderer")
+                                                         and not plain)
 
 
 def test_the_ladder_passes_the_check_with_fused_multiply_adds():
@@ -191,18 +200,21 @@ def _load_fused(self, scene, width, height):
         device_scene.load_module = real
 
 
-@pytest.mark.parametrize("renderer", ["SortByTileGraphRenderer", "TileListsRenderer", "TiledExactRenderer"])
+@pytest.mark.parametrize("renderer", ["SortByTileRenderer", "TileListsRenderer", "TiledExactRenderer"])
 @pytest.mark.parametrize("scene", ["hypnosis", "fireworks", "snow"])
 def test_the_ports_follow_an_animation(renderer, scene):
-    # the pairs and lists change from frame to frame: the ports read their number and grow
-    got = _draw(getattr(PORTS, renderer)(), make_scene(scene), 128, frames=20)
+    # the pairs and lists change from frame to frame: the ports read their number and grow (no graph)
+    r = getattr(PORTS, renderer)()
+    got = _draw(r, make_scene(scene), 128, frames=20)
     assert compare(reference_image(make_scene(scene), 128, 128, steps=20), got).passed
+    assert getattr(r, "_graph", None) is None
 
 
-def test_a_graph_of_render_draws_what_render_draws():
+@pytest.mark.parametrize("name", ["SortByTileRenderer", "TileListsRenderer"])
+def test_a_graph_of_render_draws_what_render_draws(name):
     s = make_scene("rand10k")
-    plain = _draw(PORTS.SortByTileRenderer(), s.copy(), 256, frames=2)
-    graphed = PORTS.SortByTileGraphRenderer()
+    plain = _draw(_port(name, graph=False)(), s.copy(), 256, frames=2)
+    graphed = _port(name)()
     assert np.array_equal(_draw(graphed, s.copy(), 256, frames=2), plain) and graphed._graph is not None
 
 

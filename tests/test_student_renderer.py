@@ -72,7 +72,8 @@ def test_bench_takes_a_students_class(tmp_path):
     record = json.loads(out.read_text())
     assert record["renderer"] == EXAMPLE and record["scenes"]["rgb"]["total_ms"] > 0
     from circle_render.commands.bench import default_output
-    assert "-MyRenderer-16-" in default_output(EXAMPLE, 16).name or "-my-renderer-16-" in default_output(EXAMPLE, 16).name
+    name = default_output(EXAMPLE, 16).name
+    assert "-MyRenderer-16-" in name or "-my-renderer-16-" in name
 
 
 @pytest.mark.parametrize("command,skip", [("scene", ()), ("check", ()), ("bench", ())])

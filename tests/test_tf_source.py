@@ -65,6 +65,31 @@ def test_the_h100_at_1024_uses_its_stored_times_without_timing_anything(on_gpu):
     lines = source.footer().splitlines()
     assert calls == [] and lines[0] == f"Tf: {source.stored_label}" and "1024x1024" in lines[0]
     assert lines[1].startswith("T and Tf include the course's -f cost")
+    assert lines[2].startswith("Stored Tf of launch-bound scenes: the course's binary took rgb 0.084-0.112, "
+                               "pattern 0.113-0.145 ms (with -f) in different sessions")
+
+
+def test_heavy_scenes_alone_say_nothing_of_sessions(on_gpu):
+    on_gpu(H100)
+    source = tf_module.tf_source(None, None, None, ["rand100k", "biglittle"], 1024)
+    for scene in ("rand100k", "biglittle"):
+        source.tf(scene, live_ms(1.0)[0])
+    assert "sessions" not in source.footer() and len(source.footer().splitlines()) == 2
+
+
+def test_tf_live_keeps_the_stored_times_for_the_record(on_gpu):
+    """One --tf live run gives both tables (benchmarks/course_fidelity.py): the stored Tf is
+    known, with the same -f cost, though not scored against."""
+    on_gpu(H100)
+    source = tf_module.tf_source(None, None, "live", CMU, 1024)
+    assert source.stored == {} and source.stored_tf("rgb") == pytest.approx(stored_times(H100, "render_f")["rgb"])
+    tf, live, _ = source.tf("rgb", live_ms(0.05)[0])
+    ratio = calibration().ratios["rgb"]
+    assert live and tf == pytest.approx(0.05 / ratio + output_costs()["rgb"])
+    assert source.chosen["rgb"] == tf_module.TfChoice("calibrated", 0.05, ratio)
+    assert "sessions" not in source.footer()                 # no stored Tf was scored against
+    other = tf_module.tf_source(None, None, "live", CMU, 512)
+    assert other.stored_tf("rgb") is None                    # stored at 1024 only
 
 
 def test_tf_live_hides_the_stored_times(on_gpu):
@@ -88,7 +113,8 @@ def test_a_table_lacking_a_scene_mixes_stored_and_calibrated(on_gpu):
 def test_without_a_gpu_tf_is_the_cpu_renderer_and_it_says_so(monkeypatch):
     monkeypatch.setattr(tf_module, "gpu_status", lambda: (False, "no CUDA GPU is visible"))
     source = tf_module.tf_source(None, None, None, CMU, 64)
-    assert source.live.name == "cpu-fast" and "not against the course's" in source.notice
+    assert source.live.name == "cpu-fast" and source.notice.startswith("no usable GPU (")
+    assert len(source.notice) < 100 and "\n" not in source.notice           # one short line (issue 41)
     source.tf("rgb", live_ms(3.0)[0])
     assert source.footer() == "Tf*: the cpu-fast renderer timed live in this run (no GPU): not the course's times"
 

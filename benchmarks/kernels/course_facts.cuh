@@ -62,25 +62,27 @@ __device__ __inline__ int factsCircleInBox(float x, float y, float r, float L, f
     return dx * dx + dy * dy <= r * r ? 1 : 0;
 }
 
-// One warp's inclusive scan in its own 64-entry window of shared memory: the lower half zeros,
-// the upper half the values, 5 doubling steps with __syncwarp only.
-__device__ __inline__ uint factsWarpScan(uint value, volatile uint* window, uint lane) {
+// The inclusive scan of lanes 0 .. width - 1 of one warp in a window of 2 * width entries of
+// shared memory: the lower half zeros, the upper half the values, doubling steps while step <
+// width (5 for a whole warp), __syncwarp only.
+__device__ __inline__ uint factsWarpScan(uint value, volatile uint* window, uint lane, uint width = 32,
+                                         unsigned mask = 0xffffffffu) {
     window[lane] = 0;
-    window[lane + 32] = value;
-    __syncwarp();
-    for (uint step = 1; step < 32; step <<= 1) {
-        const uint add = window[lane + 32 - step];
-        __syncwarp();
-        window[lane + 32] = window[lane + 32] + add;
-        __syncwarp();
+    window[lane + width] = value;
+    __syncwarp(mask);
+    for (uint step = 1; step < width; step <<= 1) {
+        const uint add = window[lane + width - step];
+        __syncwarp(mask);
+        window[lane + width] = window[lane + width] + add;
+        __syncwarp(mask);
     }
-    return window[lane + 32];
+    return window[lane + width];
 }
 
 // The facts' scan, size = the block's threads (a power of two, at most 1024): each warp scans its
 // values in its window; barrier; the last lane of each warp posts the warp's total; barrier; the
-// first warp scans the totals (exclusive); barrier; each thread adds its warp's offset. One warp:
-// its scan alone.
+// first size / 32 threads scan the totals (exclusive) the same way; barrier; each thread adds its
+// warp's offset. One warp: its scan alone.
 __device__ __inline__ void factsScan(int threadIndex, uint* sInput, uint* sOutput, volatile uint* sScratch, uint size) {
     const uint lane = threadIndex & 31, warp = threadIndex >> 5;
     const uint value = sInput[threadIndex];
@@ -92,11 +94,11 @@ __device__ __inline__ void factsScan(int threadIndex, uint* sInput, uint* sOutpu
     __syncthreads();
     if (lane == 31) sScratch[warp] = inclusive;
     __syncthreads();
-    if (warp == 0) {
-        const uint total = lane < size / 32 ? sScratch[lane] : 0u;
-        const uint before = factsWarpScan(total, sScratch + 64, lane) - total;
-        __syncwarp();
-        if (lane < size / 32) sScratch[lane] = before;
+    const uint warps = size / 32;
+    if (threadIndex < warps) {
+        const uint total = sScratch[lane];
+        sScratch[lane] = factsWarpScan(total, sScratch + 64, lane, warps, warps == 32 ? 0xffffffffu : (1u << warps) - 1u)
+                         - total;
     }
     __syncthreads();
     sOutput[threadIndex] = inclusive - value + sScratch[warp];

@@ -148,14 +148,18 @@ def device_paths() -> list[Path]:
 
 def landlock(hidden: list[str], writable: list[str], version: int) -> int:
     """Restrict this process: read and run everything but ``hidden``, write only beneath
-    ``writable`` and to DEVICE_PATTERNS. Returns the number of rules."""
+    ``writable``, to DEVICE_PATTERNS and to this process's own /proc entries. Returns the number
+    of rules."""
     rules = Ruleset(version)
     grant, on_the_way = readable_roots([Path(h) for h in hidden])
     for p in grant:
         rules.allow(p, READ)
     for p in on_the_way:
         rules.allow(p, READ_DIR)           # listing a folder on the way; its hidden entry stays unreadable
-    for p in [*map(Path, writable), *device_paths()]:
+    # CUDA's driver writes to its own process's /proc entries as it starts (cudaErrorOperatingSystem
+    # without this, seen on the H100); /proc/self resolves to this process alone, not its children
+    own_proc = Path(f"/proc/{os.getpid()}")
+    for p in [*map(Path, writable), *device_paths(), own_proc]:
         rules.allow(p, rules.handled)
     rules.restrict_self()
     return rules.rules

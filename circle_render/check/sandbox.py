@@ -9,8 +9,9 @@ The strongest that this machine allows, chosen once per check:
   needs (Python, sys.path, the renderer's file, the working folder): checked by a trusted
   process running as nobody, before the submission's code is loaded.
 - ``landlock``: the worker runs as the checker's user, under Landlock: it can read every file
-  but the reference images and the cache's key, write only in its own folder and to the GPU's
-  devices, and neither trace nor signal the checker; as root it also drops every capability.
+  but the reference images and the cache's key, write only in its own folder, its own /proc
+  entries (CUDA writes there as it starts) and to the GPU's devices, and neither trace nor
+  signal the checker; as root it also drops every capability.
 - ``none``: no Landlock (a kernel before 5.13, or one that leaves it out): the worker can read
   and write what the user can, so the reference cache is not used in that check and its key is
   replaced afterwards (anything the worker planted with it is worthless then).

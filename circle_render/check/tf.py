@@ -27,13 +27,22 @@ from circle_render.course import (
     calibration,
     output_costs,
     read_times_file,
+    session_spread,
     stored_times,
 )
 from circle_render.errors import UserError
-from circle_render.gpu import gpu_name, gpu_status
+from circle_render.gpu import gpu_name, gpu_status, no_gpu_notice
 from circle_render.scenes import SCENES
 
 TF_MODES = ("auto", "live")
+
+
+@dataclass(frozen=True)
+class TfChoice:
+    """How one scene's Tf was made, for the JSON result (check/result.py)."""
+    kind: str                           # stored (the course's), ref-times, calibrated, live (unscaled)
+    live_ms: float | None = None        # the live renderer's own time, before its ratio and the -f cost
+    ratio: float | None = None          # the live time's ratio to the course's binary (calibrated)
 
 
 @dataclass
@@ -47,6 +56,16 @@ class TfSource:
     notice: str = ""                                  # said once at the start, if set
     used: set = field(default_factory=set)            # "stored" / "live", for the footer
     output_cost: dict = field(default_factory=dict)   # scene -> the course's -f cost (ms), added to T and Tf
+    stored_kind: str = "stored"                       # "ref-times" for a user's file
+    reference: dict = field(default_factory=dict)     # scene -> the course's stored time here, used or not
+    chosen: dict = field(default_factory=dict)        # scene -> TfChoice, as tf() made it
+    sessions: dict = field(default_factory=dict)      # scene -> (fastest, slowest) course Total across sessions
+
+    def stored_tf(self, scene: str) -> float | None:
+        """The Tf the course's stored time gives ``scene`` on this GPU and size (with the -f cost),
+        whether or not this check uses it (``--tf live`` does not); None where none is stored."""
+        t = self.reference.get(scene)
+        return None if t is None else t + self.output_cost.get(scene, 0.0)
 
     @property
     def live_name(self) -> str:
@@ -59,14 +78,19 @@ class TfSource:
         plus = f", plus the course's -f cost {extra:.4f} ms" if extra else ""
         if scene in self.stored:
             self.used.add("stored")
+            self.chosen[scene] = TfChoice(self.stored_kind)
             return self.stored[scene] + extra, False, self.stored_label + plus
         self.used.add("live")
         t, failure = time_live(self.live)
-        if t is None:
-            return None, True, f"{self.live_name} failed: {failure}"
         if self.ratios is None:
+            self.chosen[scene] = TfChoice("live", t)
+            if t is None:
+                return None, True, f"{self.live_name} failed: {failure}"
             return t, True, f"{self.live_name} timed live: {t:.4f} ms"
         r = self.ratios[scene]
+        self.chosen[scene] = TfChoice("calibrated", t, r)
+        if t is None:
+            return None, True, f"{self.live_name} failed: {failure}"
         return t / r + extra, True, (f"{self.live_name} timed live: {t:.4f} ms, divided by its ratio {r} "
                                      f"to the course's binary{plus}")
 
@@ -81,6 +105,13 @@ class TfSource:
                          "written after each frame: per scene, the binary's Total with -f less without, "
                          f"on the {OUTPUT_COST_GPU} ({min(self.output_cost.values()):.3f}-"
                          f"{max(self.output_cost.values()):.3f} ms)")
+        varied = [s for s, c in self.chosen.items() if c.kind == "stored" and s in self.sessions]
+        if varied:
+            spans = ", ".join(f"{s} {self.sessions[s][0]:.3f}-{self.sessions[s][1]:.3f}" for s in varied)
+            lines.append(f"Stored Tf of launch-bound scenes: the course's binary took {spans} ms (with -f) in "
+                         "different sessions on this GPU, and the stored time is one of them; the course's "
+                         "checker times its binary live, so in a slower session it can give these scenes a "
+                         "point more")
         return "\n".join(lines)
 
 
@@ -96,26 +127,24 @@ def tf_source(ref_times: str | None, baseline: str | None, mode: str | None, sce
         missing = [s for s in scenes if s not in stored]
         if missing:
             raise UserError(f"--ref-times {ref_times!r} has no time for scene {missing[0]!r}")
-        return TfSource(stored=stored, stored_label=f"from {ref_times} (--ref-times)")
+        return TfSource(stored=stored, stored_label=f"from {ref_times} (--ref-times)", stored_kind="ref-times")
     if baseline:
         live = load_renderer(baseline, isolation)
         return TfSource(live=live, live_label=f"the {live.name} renderer timed live in this run "
                                               "(--baseline), not scaled")
     usable, why_not = gpu_status()
     if not usable:
-        return TfSource(live=load_renderer("cpu-fast"), notice=(
-            f"no GPU ({why_not}): Tf is the cpu-fast renderer timed live, so scores say how "
-            "fast a renderer is against this project's CPU renderer, not against the course's"),
-            live_label=("the cpu-fast renderer timed live in this run (no GPU): not the "
-                        "course's times"))
+        notice = no_gpu_notice("cpu-fast") or f"no usable GPU ({why_not})"
+        return TfSource(live=load_renderer("cpu-fast"), notice=notice,
+                        live_label="the cpu-fast renderer timed live in this run (no GPU): not the course's times")
     gpu = gpu_name()
-    table = stored_times(gpu, "render", size) if mode != "live" else None
-    stored = {s: t for s, t in (table or {}).items() if s in scenes}
+    table = {s: t for s, t in (stored_times(gpu, "render", size) or {}).items() if s in scenes}
     cal = calibration()
-    source = TfSource(stored=stored, ratios=cal.ratios, output_cost=output_costs(),
+    source = TfSource(stored={} if mode == "live" else table, reference=table, ratios=cal.ratios,
+                      output_cost=output_costs(), sessions=session_spread(gpu),
                       stored_label=f"the course's reference binary, stored times for the {gpu} at "
                                    f"{MEASURED_SIZE}x{MEASURED_SIZE}")
-    lacking = [s for s in scenes if s not in stored]
+    lacking = [s for s in scenes if s not in source.stored]
     if lacking:
         if mode == "live":
             why = "--tf live"

@@ -10,6 +10,7 @@ import statistics
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -77,15 +78,31 @@ def timing_footer(workers: Workers) -> str:
             "what the first call takes beyond the second counts against every frame.")
 
 
+@dataclass(frozen=True)
+class Outputs:
+    """Where the whole result goes besides the table: ``--json FILE``, ``--plot FILE.png``."""
+    json: Path | None = None
+    plot: Path | None = None
+
+    @classmethod
+    def checked(cls, json_path: str | None, plot_path: str | None) -> Outputs:
+        """Refused (one line) before any scene runs if they could not be written."""
+        from circle_render.io.images import check_output_path
+        return cls(None if json_path is None else check_output_path(json_path, (".json",), "--json"),
+                   None if plot_path is None else check_output_path(plot_path, (".png",), "--plot"))
+
+
 def run_check(renderer_spec: str, rules_name: str, size: int, scenes_text: str | None, runs: int,
               seed: int | None, ref_times: str | None, baseline: str | None, logs: str,
-              tf_mode: str | None = None, scene_timeout: float = 300.0) -> bool:
-    """Check, time and score every scene; print the table. True if every scene passed."""
+              tf_mode: str | None = None, scene_timeout: float = 300.0, outputs: Outputs | None = None) -> bool:
+    """Check, time and score every scene; print the table (and write ``outputs``). True if every
+    scene passed."""
     rules = RULES[rules_name]
     scenes = [s for s in (scenes_text or "").split(",") if s] or list(rules.scenes)
     unknown = [s for s in scenes if s not in SCENES]
     if unknown:
         raise UserError(f"unknown scene {unknown[0]!r}; accepted: {', '.join(SCENE_NAMES)}")
+    outputs = outputs or Outputs()
     max_cache_bytes()                    # a bad $CIRCLE_RENDER_CACHE_MAX: say so before any work
     from circle_render.gpu import gpu_status
     gpu = gpu_status()[0]
@@ -94,7 +111,7 @@ def run_check(renderer_spec: str, rules_name: str, size: int, scenes_text: str |
     workers = Workers(isolation, size, gpu)
     try:
         return _check_scenes(workers, rules, scenes, renderer_spec, size, runs, seed, ref_times, baseline,
-                             logs, tf_mode, scene_timeout)
+                             logs, tf_mode, scene_timeout, outputs)
     finally:
         workers.close()
         isolation.cleanup()
@@ -104,7 +121,7 @@ def run_check(renderer_spec: str, rules_name: str, size: int, scenes_text: str |
 
 def _check_scenes(workers: Workers, rules: Rules, scenes: list[str], renderer_spec: str, size: int, runs: int,
                   seed: int | None, ref_times: str | None, baseline: str | None, logs_name: str,
-                  tf_mode: str | None, scene_timeout: float) -> bool:
+                  tf_mode: str | None, scene_timeout: float, outputs: Outputs) -> bool:
     isolation = workers.isolation
     renderer = load_renderer(renderer_spec, isolation, size, workers.gpu)
     source = tf_source(ref_times, baseline, tf_mode, scenes, size, isolation)
@@ -131,6 +148,7 @@ def _check_scenes(workers: Workers, rules: Rules, scenes: list[str], renderer_sp
         if res.t is not None and extra:             # the course's -f cost, in T as in Tf (check/timing.py)
             res.log.append(f"T: {res.t:.4f} ms measured, plus the course's -f cost {extra:.4f} ms")
             res.t += extra
+            res.output_cost = extra
         tf_where = "not timed: the scene failed"
         if res.passed or scene in source.stored:
             def time_live(r: LoadedRenderer, scene: str = scene,
@@ -138,6 +156,7 @@ def _check_scenes(workers: Workers, rules: Rules, scenes: list[str], renderer_sp
                 progress(f"Tf: {runs} runs of {r.name}")
                 return baseline_time(workers, r, scene, size, time_seed, runs, progress, scene_timeout, cache)
             res.tf, res.live, tf_where = source.tf(scene, time_live)
+        res.tf_where = tf_where
         res.score = scene_score(rules, res.passed, res.t, res.tf)
         write_log(logs, res, comparison, renderer.name, size, seeds, tf_where)
         if comparison is not None and not res.passed:
@@ -156,19 +175,38 @@ def _check_scenes(workers: Workers, rules: Rules, scenes: list[str], renderer_sp
     lines.append(timing_footer(workers))
     if isolation.confined:
         lines.append(isolation.describe())
-    click.echo(render_table(rules, [r.row() for r in results], "\n".join(line for line in lines if line)))
+    footer = "\n".join(line for line in lines if line)
+    click.echo(render_table(rules, [r.row() for r in results], footer))
     _say(f"logs in {logs}/")
+    if outputs.json or outputs.plot:
+        from circle_render.check.result import check_record, write_record
+        from circle_render.gpu import gpu_name
+        record = check_record(renderer_spec=renderer_spec, renderer_name=renderer.name, user_class=renderer.isolated,
+                              rules=rules, size=size, runs=runs, seed=seed, time_seed=time_seed, tf_mode=tf_mode,
+                              gpu=gpu_name(), results=results, source=source, footer=footer,
+                              isolation_mode=isolation.mode, isolation=isolation.describe())
+        if outputs.json:
+            write_record(record, outputs.json)
+            _say(f"wrote the result to {outputs.json}")
+        if outputs.plot:
+            from circle_render.check.plot import plot_check
+            plot_check(record, outputs.plot)
+            _say(f"wrote its plot to {outputs.plot}")
     return all(r.passed for r in results)
 
 
 def check_command(what: str, renderer_spec: str, rules: str, size: int, scenes: str | None, runs: int,
                   seed: int | None, ref_times: str | None, baseline: str | None, logs: str,
-                  tf_mode: str | None = None, scene_timeout: float = 300.0) -> None:
+                  tf_mode: str | None = None, scene_timeout: float = 300.0, json_path: str | None = None,
+                  plot_path: str | None = None) -> None:
     """``render check``: the renderer table, or the scan/find_repeats table; exits 1 if any
     scene or size was wrong."""
     if what != "render":
+        if json_path or plot_path:
+            raise UserError(f"--json and --plot go with render check of a renderer, not check {what}")
         from circle_render.commands.primitives import check_primitive
         sys.exit(check_primitive(what, rules, runs, 0 if seed is None else seed))
+    outputs = Outputs.checked(json_path, plot_path)
     ok = run_check(renderer_spec, rules, size, scenes, runs, seed, ref_times, baseline, logs,
-                   tf_mode, scene_timeout)
+                   tf_mode, scene_timeout, outputs)
     sys.exit(0 if ok else 1)

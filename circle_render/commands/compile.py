@@ -23,8 +23,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -63,15 +65,16 @@ def _nvrtc_candidates() -> list[str]:
     for root in sys.path:
         for pattern in ("nvidia/cuda_nvrtc/lib/libnvrtc.so*", "nvidia/cu1*/lib/libnvrtc.so*"):
             found += sorted(p for p in glob.glob(os.path.join(root, pattern)) if ".alt." not in p)
-    if ctypes.util.find_library("nvrtc"):
-        found.append(ctypes.util.find_library("nvrtc"))
+    system = ctypes.util.find_library("nvrtc")
+    if system:
+        found.append(system)
     for home in (os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
         if home:
             found += sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so*")))
     return found
 
 
-def load_nvrtc():
+def load_nvrtc() -> ctypes.CDLL | None:
     """The NVRTC library (ctypes), or None."""
     for candidate in _nvrtc_candidates():
         try:
@@ -83,13 +86,13 @@ def load_nvrtc():
     return None
 
 
-def _nvrtc_version(lib) -> str:
+def _nvrtc_version(lib: ctypes.CDLL) -> str:
     major, minor = ctypes.c_int(), ctypes.c_int()
     lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
     return f"{major.value}.{minor.value}"
 
 
-def compile_nvrtc(lib, source: str, name: str, options: tuple[str, ...]) -> tuple[bool, str, str]:
+def compile_nvrtc(lib: ctypes.CDLL, source: str, name: str, options: tuple[str, ...]) -> tuple[bool, str, str]:
     """Compile with NVRTC: (success, log, PTX). The source goes in as UTF-8, as CuPy gives it."""
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None) != 0:
@@ -123,7 +126,7 @@ def compile_nvcc(source: str, name: str, options: tuple[str, ...]) -> tuple[bool
         return p.returncode == 0, log, ptx.read_text(errors="replace") if p.returncode == 0 else ""
 
 
-def _child(conn, fn, args) -> None:
+def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     try:
         conn.send(("ok", fn(*args)))
     except BaseException as e:                      # noqa: BLE001 - reported by the parent
@@ -132,7 +135,7 @@ def _child(conn, fn, args) -> None:
         conn.close()
 
 
-def in_child(fn, *args):
+def in_child(fn: Callable[..., Any], *args: Any) -> Any:
     """fn(*args) in a forked child process, its result returned here. Ctrl-C (or SIGTERM) here
     ends the child and raises here as usual; a child that dies says how."""
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -191,6 +194,8 @@ def _import_renderers(path: Path) -> list[Target]:
     """The kernel files the renderer classes of a .py file compile, each with its class's
     defines and compile_options (the module is imported, as render check imports it)."""
     spec = importlib.util.spec_from_file_location(f"_render_compile_{abs(hash(str(path)))}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
     try:
@@ -233,7 +238,7 @@ def targets_of(path: Path) -> tuple[list[Target], str]:
     return [Target(f) for f in files], f"{notice}: compiling the .cu files it names, with the default options"
 
 
-def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = None, nvrtc=None,
+def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = None, nvrtc: ctypes.CDLL | None = None,
                  options: tuple = ()) -> Compiled:
     """Compile one kernel file as load_module(path, defines, options=options) will on the GPU."""
     try:
@@ -242,6 +247,7 @@ def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = No
         return Compiled(path, "source assembly", False, f"{e.strerror or e}: {e.filename or path}")
     chosen = student_compile_options(defines, options)
     given = (*chosen, f"-arch={arch}")
+    run: tuple[Any, ...]
     if nvrtc is not None:
         compiler, run = f"NVRTC {_nvrtc_version(nvrtc)}", (compile_nvrtc, nvrtc)
     else:

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from pathlib import Path
+from typing import Any
 
 import click
 
 from circle_render import registry
 from circle_render.drawing.support import check_drawer, command_renderer
 from circle_render.errors import UserError
+from circle_render.interface import Renderer
 from circle_render.io.images import IMAGE_SUFFIXES, VIDEO_SUFFIXES, OutputError, check_output_path, write_text
-from circle_render.io.output import check_output, open_output
+from circle_render.io.output import Output, check_output, open_output
 from circle_render.io.pixels import FramePixels, frame_pixels
 from circle_render.io.scene_files import SUFFIXES as SCENE_SUFFIXES
 from circle_render.progress import Progress, announce_compiles, notice, set_quiet
 from circle_render.scenes import SCENE_NAMES, SCENES, make_scene
+from circle_render.scenes.scene import Scene
 from circle_render.timing.timer import Stopwatch
 
 
@@ -27,7 +31,7 @@ def list_scenes() -> None:
         click.echo(f"{name:<{width}}  {SCENES[name].description}")
 
 
-def pick_renderer(name: str, progress: bool = True, say: bool = True):
+def pick_renderer(name: str, progress: bool = True, say: bool = True) -> Any:
     """Create the renderer for ``-r`` (a built-in name or a user's ``module:Class`` /
     ``path/to/file.py:Class``); ``auto`` without a GPU says so on stderr (unless ``say`` is
     False: a run that draws nothing)."""
@@ -45,7 +49,7 @@ def _say_if_auto_falls_back(name: str) -> None:
             notice(f"render: {text}")
 
 
-def load_scene_arg(word: str, seed: int | None):
+def load_scene_arg(word: str, seed: int | None) -> Scene:
     """The Scene named on the command line: a course scene (with ``seed``) or a scene file."""
     if word in SCENES:
         return make_scene(word, seed or 0)
@@ -59,7 +63,8 @@ def load_scene_arg(word: str, seed: int | None):
     return load_scene(word)
 
 
-def refuse_idle_options(interactive, frames, output, check, view_frames, screenshot) -> None:
+def refuse_idle_options(interactive: bool, frames: tuple[int, int] | None, output: str | None, check: bool,
+                        view_frames: int | None, screenshot: str | None) -> None:
     """Options that would do nothing in the mode asked for are refused, not ignored."""
     if interactive:
         idle = [name for name, given in (("-o", output), ("-b", frames), ("-c", check)) if given]
@@ -71,8 +76,10 @@ def refuse_idle_options(interactive, frames, output, check, view_frames, screens
         raise UserError("--frames and --screenshot go with -i (the viewer)")
 
 
-def scene_command(scene, renderer, size, seed, frames, output, check, interactive, save_to,
-                  view_frames, screenshot, quiet=False, frame=None, fps=None, codec=None, crf=None) -> None:
+def scene_command(scene: str, renderer: str, size: int, seed: int | None, frames: tuple[int, int] | None,
+                  output: str | None, check: bool, interactive: bool, save_to: str | None,
+                  view_frames: int | None, screenshot: str | None, quiet: bool = False, frame: int | None = None,
+                  fps: float | None = None, codec: str | None = None, crf: int | None = None) -> None:
     """Render SCENE (the options are the ``render SCENE`` ones, parsed by cli.py). Every input
     is checked before anything is written: the options, the scene, the paths, the video's
     codec, the renderer (and, with -i, the display)."""
@@ -111,10 +118,10 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
         ref.load(circles, size, size)
         for _ in range(start):
             ref.advance()
-    written: list = []
+    written: list[Path] = []
     failures = 0
     sink = open_output(checked, end - start, fps) if checked is not None else None
-    if sink is not None and size % 2 and output.lower().endswith(VIDEO_SUFFIXES):
+    if sink is not None and output is not None and size % 2 and output.lower().endswith(VIDEO_SUFFIXES):
         notice(f"render: {size}x{size} padded to {size + 1}x{size + 1} in the video (its 4:2:0 colour "
                "needs even sizes; the last row and column repeat)")
     bar = Progress(f"rendering {scene}", end - start, enabled=end - start > 1, unit="frames", rate=True)
@@ -125,7 +132,7 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
             if sink is not None:
                 stack.enter_context(sink)
 
-            def on_frame(k):
+            def on_frame(k: int) -> None:
                 nonlocal failures
                 img = r.get_image() if ref is not None else None
                 if ref is not None:
@@ -141,7 +148,7 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
             elapsed = run.s
         bar.close()
     except KeyboardInterrupt as e:               # Ctrl-C, SIGTERM, SIGHUP: say what is there
-        e.done = _written_summary(written, sink)
+        e.done = _written_summary(written, sink)  # type: ignore[attr-defined]  # read by cli._interrupted
         raise
     except OutputError as e:                     # a full disk part way: say what is there
         done = _written_summary(written, sink)
@@ -162,15 +169,17 @@ def scene_command(scene, renderer, size, seed, frames, output, check, interactiv
         sys.exit(1)
 
 
-def _written_summary(written: list, sink) -> str | None:
+def _written_summary(written: list[Path], sink: Output | None) -> str | None:
     """What an interrupted run left behind, for its last line: the scene file, the frames."""
     parts = [str(p) for p in written]
-    if sink is not None and sink.summary():
-        parts.append(sink.summary())
+    frames = sink.summary() if sink is not None else None
+    if frames:
+        parts.append(frames)
     return " and ".join(parts) or None
 
 
-def _view(circles, renderer, size, seed, frames, screenshot, saved) -> None:
+def _view(circles: Scene, renderer: str, size: int, seed: int, frames: int | None, screenshot: str | None,
+          saved: tuple[Path, str, str] | None) -> None:
     """``-i``: the viewer, with a summary line on stderr when it ends; the scene file (if
     asked for) is written once the first frame is on screen."""
     from circle_render.display.viewer import (
@@ -191,7 +200,7 @@ def _view(circles, renderer, size, seed, frames, screenshot, saved) -> None:
     state = ViewerState(scenes, available_renderers(first), size, index=index)
     pending = [saved] if saved is not None else []
 
-    def save_once(state, window):
+    def save_once(state: Any, window: Any) -> None:
         while pending:
             _write_scene(*pending.pop(), [])
     with Stopwatch() as shown:
@@ -202,7 +211,7 @@ def _view(circles, renderer, size, seed, frames, screenshot, saved) -> None:
            "first; last frame ms: " + ", ".join(f"{p} {t[p]:.2f}" for p in t))
 
 
-def _scene_to_save(scene, path: str, start: int):
+def _scene_to_save(scene: Scene, path: str, start: int) -> tuple[Path, str, str]:
     """(path, text, what it holds) of ``scene`` as it is drawn in frame ``start`` (after that frame's animation
     step), checked now; written by ``_write_scene`` once the run is known to be valid."""
     from circle_render.cpu.animation import advance
@@ -214,13 +223,13 @@ def _scene_to_save(scene, path: str, start: int):
     return p, scene_text(drawn, p.suffix.lower()), f"{drawn.n} circles as drawn in frame {start}"
 
 
-def _write_scene(path, text: str, what: str, written: list) -> None:
+def _write_scene(path: Path, text: str, what: str, written: list[Path]) -> None:
     write_text(path, text)
     written.append(path)
     notice(f"render: wrote {path} ({what})")
 
 
-def _check_frame(ref, img, k) -> bool:
+def _check_frame(ref: Renderer, img: Any, k: int) -> bool:
     """Render frame k with the reference and compare; print the course-style verdict."""
     from circle_render.course import compare
     ref.clear()

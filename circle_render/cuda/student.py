@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import enum
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -45,7 +47,7 @@ COURSE_PARAMS = np.dtype([("sceneName", np.int32), ("numCircles", np.int32), ("p
                          align=True)
 
 
-def scene_kind(scene) -> int:
+def scene_kind(scene: Any) -> int:
     """The course's SceneName for a scene: by its name, else by its shading (a scene file)."""
     if scene.name in SCENE_KINDS:
         return SCENE_KINDS[scene.name]
@@ -57,7 +59,7 @@ def scene_kind(scene) -> int:
 _FILLED: dict = {}          # id(module) -> the CourseParams its block holds (modules live as long as the process)
 
 
-def declares_params(module) -> bool:
+def declares_params(module: Any) -> bool:
     """Does the module declare the course's cuConstRendererParams (course_compat.cuh)?"""
     try:
         module.get_global("cuConstRendererParams")
@@ -72,7 +74,7 @@ class CourseParams:
     __constant__ block of a module that declares it (``fill``). An animated scene's positions
     and radii are copied from the scaffold's circles after each step (``refresh``)."""
 
-    def __init__(self, state, image, scene):
+    def __init__(self, state: Any, image: Any, scene: Any) -> None:
         import cupy as cp
 
         from circle_render.constants import ANIMATE_THREADS
@@ -91,7 +93,7 @@ class CourseParams:
         p["imageWidth"], p["imageHeight"], p["imageData"] = image.width, image.height, image.pixels.data.ptr
         self.bytes = p.tobytes()
 
-    def fill(self, module) -> None:
+    def fill(self, module: Any) -> None:
         """Write the block into ``module``'s cuConstRendererParams (a module is compiled once and
         shared by every renderer of its file: fill it before drawing, ScaffoldRenderer does). The
         block must be course_compat.cuh's (its static_assert holds the layout to COURSE_PARAMS)."""
@@ -107,20 +109,18 @@ class CourseParams:
             self._split()
 
 
-def describe_options(options) -> str:
+def describe_options(options: Sequence[str]) -> str:
     """Compiler options as one line, the project's CR_ shading constants counted, not listed."""
     shown = [o for o in options if not o.startswith("-DCR_")]
     ours = len(options) - len(shown)
     return " ".join(shown) + (f" (and {ours} -DCR_ shading constants)" if ours else "")
 
 
-def compiled_with(renderer) -> str | None:
+def compiled_with(renderer: Any) -> str | None:
     """What compiled a scaffold renderer's kernel file, for logs (render check's, render
     compile's): 'my_renderer.cu: NVRTC, --std=c++17 --fmad=true -DTILE=32 (and 23 -DCR_ shading
     constants)'. ``renderer``: a ScaffoldRenderer (class or instance; the class's kernel_file,
     defines and compile_options decide); None for any other renderer."""
-    from pathlib import Path
-
     from circle_render.cuda.module import student_compile_options
     kernel_file = getattr(renderer, "kernel_file", None)
     if not isinstance(renderer, ScaffoldRenderer) and not (isinstance(renderer, type)
@@ -132,7 +132,7 @@ def compiled_with(renderer) -> str | None:
     return f"{Path(kernel_file).name}: NVRTC, {describe_options(options)}"
 
 
-def symbol_bytes(module, name: str) -> int | None:
+def symbol_bytes(module: Any, name: str) -> int | None:
     """The size of a module's global variable, from the driver (cuModuleGetGlobal), or None
     where the driver cannot be asked."""
     try:
@@ -156,7 +156,7 @@ class CapturedRender:
     ``free_all_blocks()`` on the pool meanwhile would free it under the graph).
     """
 
-    def __init__(self, render):
+    def __init__(self, render: Callable[[], object]) -> None:
         import cupy
         self._capture = cupy.cuda.Stream(non_blocking=True)     # the legacy stream cannot capture
         with self._capture:
@@ -189,18 +189,20 @@ class ScaffoldRenderer:
 
     name = "student"
     needs_gpu = True                    # render check says so in one line on a machine without one
-    kernel_file = None                  # your .cu file (a Path)
+    kernel_file: str | Path | None = None   # your .cu file (a Path)
     defines: ClassVar[dict] = {}        # your own -D macros for it: {"TILE": 32}
     compile_options: tuple = ()         # your own compiler options: ("--fmad=false", "-lineinfo")
     use_graph = False
 
-    def load(self, scene, width: int, height: int) -> None:
+    def load(self, scene: Any, width: int, height: int) -> None:
         from circle_render.cuda.device_scene import DeviceImage, DeviceScene
         from circle_render.cuda.module import load_module
         self.width, self.height = width, height
         self.scene = DeviceScene(scene)
         self.image = DeviceImage(width, height, scene.shading)
         self.scene_name = SceneName(scene_kind(scene))     # the course's host-side sceneName
+        if self.kernel_file is None:
+            raise ValueError(f"{type(self).__name__} names no kernel_file (your .cu file)")
         self.module = load_module(self.kernel_file, self.defines, options=self.compile_options)
         self.params = CourseParams(self.scene, self.image, scene) if declares_params(self.module) else None
         if self.params is not None:
@@ -212,7 +214,7 @@ class ScaffoldRenderer:
             self.synchronize()
             self._graph = CapturedRender(self.draw)
 
-    def write_constant(self, name: str, value) -> None:
+    def write_constant(self, name: str, value: Any) -> None:
         """The course's ``cudaMemcpyToSymbol(name, &value, sizeof(value))``: ``value`` (a NumPy
         scalar, array or structured value, laid out as the kernel declares the symbol) copied into
         the module's ``__constant__`` (or ``__device__``) variable ``name``. For your own constants
@@ -230,7 +232,7 @@ class ScaffoldRenderer:
             raise ValueError(f"{name}: {host.nbytes} bytes given, the variable holds {size}")
         symbol.copy_from_host(ctypes.c_void_p(host.ctypes.data), host.nbytes)
 
-    def capture(self, launches) -> CapturedRender:
+    def capture(self, launches: Callable[[], object]) -> CapturedRender:
         """``launches`` (a function of no arguments that launches work: kernels, CuPy calls on
         buffers made beforehand, no host reads) run once, then captured into a CUDA graph: call
         the result to replay it with one launch. For the launches between a frame's host reads
@@ -239,7 +241,7 @@ class ScaffoldRenderer:
         self.synchronize()
         return CapturedRender(launches)
 
-    def setup(self, scene) -> None:
+    def setup(self, scene: Any) -> None:
         """Per-scene set-up: your buffers, your kernels (the course's CudaRenderer::setup)."""
 
     def draw(self) -> None:

@@ -71,21 +71,24 @@ static_assert(sizeof(GlobalConstants) == 56, "circle_render/cuda/student.py writ
 __constant__ GlobalConstants cuConstRendererParams;
 
 #define COLOR_MAP_SIZE (CR_SNOW_RAMP_LAST + 1)
-__constant__ float cuConstColorRamp[COLOR_MAP_SIZE][3] = {
+// The course's five entries, then the last one again: the course's lookup reads entry base + 1
+// unclamped (at base 4 its weight is 0), so a lookup here need not clamp it either: a clamp cost
+// the port's blend loop a register, and ptxas then reloaded the scene's name for every blended circle.
+__constant__ float cuConstColorRamp[COLOR_MAP_SIZE + 1][3] = {
     {CR_SNOW_RAMP_R0, CR_SNOW_RAMP_G0, CR_SNOW_RAMP_B0}, {CR_SNOW_RAMP_R1, CR_SNOW_RAMP_G1, CR_SNOW_RAMP_B1},
     {CR_SNOW_RAMP_R2, CR_SNOW_RAMP_G2, CR_SNOW_RAMP_B2}, {CR_SNOW_RAMP_R3, CR_SNOW_RAMP_G3, CR_SNOW_RAMP_B3},
-    {CR_SNOW_RAMP_R4, CR_SNOW_RAMP_G4, CR_SNOW_RAMP_B4}};
+    {CR_SNOW_RAMP_R4, CR_SNOW_RAMP_G4, CR_SNOW_RAMP_B4}, {CR_SNOW_RAMP_R4, CR_SNOW_RAMP_G4, CR_SNOW_RAMP_B4}};
 static_assert(COLOR_MAP_SIZE == 5, "the course's ramp has five entries");
 
 #ifndef COURSE_OWN_LOOKUP_COLOR
 // Entries base and base + 1 weighted by 1 - w and w, with base = int(coord * 4) (at most 4).
 __device__ __inline__ float3 lookupColor(float coord) {
     const float scaled = coord * (float)(COLOR_MAP_SIZE - 1);
-    const int base = min((int)scaled, COLOR_MAP_SIZE - 1), next = min(base + 1, COLOR_MAP_SIZE - 1);
+    const int base = min((int)scaled, COLOR_MAP_SIZE - 1);
     const float w = scaled - (float)base, keep = 1.f - w;
-    return make_float3(keep * cuConstColorRamp[base][0] + w * cuConstColorRamp[next][0],
-                       keep * cuConstColorRamp[base][1] + w * cuConstColorRamp[next][1],
-                       keep * cuConstColorRamp[base][2] + w * cuConstColorRamp[next][2]);
+    return make_float3(keep * cuConstColorRamp[base][0] + w * cuConstColorRamp[base + 1][0],
+                       keep * cuConstColorRamp[base][1] + w * cuConstColorRamp[base + 1][1],
+                       keep * cuConstColorRamp[base][2] + w * cuConstColorRamp[base + 1][2]);
 }
 #endif
 
@@ -143,21 +146,28 @@ __device__ __forceinline__ uint courseWarpInclusiveScan(uint value, uint lane, u
     return value;
 }
 
-// One whole warp's inclusive scan of its lanes' values in a 64-entry window of shared memory
-// (the lower half zeros, so no lane tests its index): 5 doubling steps, __syncwarp only. The
-// course's warp step (facts file); shuffles are faster (benchmarks/course_helpers.py), and a port
-// must cost what its original costs.
-__device__ __forceinline__ uint courseWarpWindowScan(uint value, volatile uint* window, uint lane) {
+// The inclusive scan of the values of lanes 0 .. width - 1 of one warp (width at most 32; mask:
+// those lanes) in a window of 2 * width entries of shared memory (the lower half zeros, so no
+// lane tests its index): doubling steps while step < width, __syncwarp only. The course's warp
+// step (facts file): 5 steps for a whole warp, 3 for the 8 warp totals of a 256-thread block.
+// Shuffles are faster (benchmarks/course_helpers.py), and a port must cost what its original costs.
+__device__ __forceinline__ uint courseWindowScan(uint value, volatile uint* window, uint lane, uint width,
+                                                 unsigned mask) {
     window[lane] = 0u;
-    window[lane + 32] = value;
-    __syncwarp();
-    for (uint step = 1; step < 32; step <<= 1) {
-        const uint add = window[lane + 32 - step];
-        __syncwarp();
-        window[lane + 32] = window[lane + 32] + add;
-        __syncwarp();
+    window[lane + width] = value;
+    __syncwarp(mask);
+    for (uint step = 1; step < width; step <<= 1) {
+        const uint add = window[lane + width - step];
+        __syncwarp(mask);
+        window[lane + width] = window[lane + width] + add;
+        __syncwarp(mask);
     }
-    return window[lane + 32];
+    return window[lane + width];
+}
+
+// One whole warp's scan in its 64-entry window (5 steps).
+__device__ __forceinline__ uint courseWarpWindowScan(uint value, volatile uint* window, uint lane) {
+    return courseWindowScan(value, window, lane, 32u, 0xffffffffu);
 }
 
 // Any size, any block: Hillis and Steele's scan, ping-ponging between the halves of sScratch,
@@ -180,8 +190,10 @@ __device__ __inline__ void courseScanAnyShape(uint* sInput, uint* sOutput, volat
 #ifndef COURSE_OWN_SCAN
 // The course's case (size = the block's threads, whole warps), as the facts describe the
 // course's: each warp scans its values in its own window of sScratch; a block barrier; the last
-// lane of each warp posts the warp's total; a barrier; the first warp scans the totals
-// (exclusive) the same way; a barrier; each thread writes its inclusive prefix - its input + its
+// lane of each warp posts the warp's total; a barrier; the first size / 32 threads scan the
+// totals (exclusive) the same way, in log2(size / 32) steps (3 at 256: a scan of all 32 lanes,
+// 5 steps, made a 16 x 16 port's cull loop slower than its original's; examples/course_port/
+// README.md); a barrier; each thread writes its inclusive prefix - its input + its
 // warp's offset. 3 block barriers, and none after the last write: as with the course's,
 // __syncthreads() before reading another thread's sOutput. threadIndex is the thread's linear
 // index in its block (threadIdx.y * blockDim.x + threadIdx.x), as the course requires. At most
@@ -209,11 +221,11 @@ __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput,
     __syncthreads();
     if (lane == 31) sScratch[warp] = inclusive;
     __syncthreads();
-    if (warp == 0) {
-        const uint total = lane < size / 32 ? sScratch[lane] : 0u;
-        const uint before = courseWarpWindowScan(total, sScratch + 64, lane) - total;   // warp 1's window: free
-        __syncwarp();
-        if (lane < size / 32) sScratch[lane] = before;
+    const uint warps = size / 32;
+    if (threadIndex < warps) {                          // lanes 0 .. warps - 1 of the first warp
+        const uint total = sScratch[lane];
+        const unsigned mask = warps == 32 ? 0xffffffffu : (1u << warps) - 1u;
+        sScratch[lane] = courseWindowScan(total, sScratch + 64, lane, warps, mask) - total;   // warp 1's window: free
     }
     __syncthreads();
     sOutput[threadIndex] = inclusive - value + sScratch[warp];

@@ -247,7 +247,9 @@ __device__ __forceinline__ bool walk_tile(
     for (int p = 0; p < PIXELS; ++p) {
         const int y = y0 + 2 * p;
         py[p] = pixel_centre(y, height);
-        T[p] = x < width && y < height ? 1.f : 0.f;
+        // 1 in the image, else 0, by min/max: as a comparison the write-out reuses it, holding four
+        // predicates through the walk, and the partial-hit loop tests its pixels one at a time
+        T[p] = (float)max(0, min(1, min(width - x, height - y)));
         if (SNOW) alpha_sum[p] = 0.f;
         acc[p] = make_float3(0.f, 0.f, 0.f);
     }

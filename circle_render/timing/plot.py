@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 OURS, COURSE, INK, GRID = (40, 110, 200), (200, 120, 40), (20, 20, 20), (215, 215, 215)
 
 
-def _font() -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
+def chart_font() -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
     """Pillow's own font at a readable size (Pillow >= 10.1 with FreeType), else its bitmap one."""
     from PIL import ImageFont
     try:
@@ -74,7 +74,7 @@ def plot_record(record: dict, path: str | Path) -> Path:
     top = 72
     img = Image.new("RGB", (left + width + 110, top + row * len(scenes) + 40), "white")
     d = ImageDraw.Draw(img)
-    d.font = _font()
+    d.font = chart_font()
     times = [t for _, e in scenes for t in (e["total_ms"], e.get("course_ref_ms")) if t and t > 0]
     lo = math.floor(math.log10(min(times))) if times else -2
     hi = max(math.ceil(math.log10(max(times))) if times else 0, lo + 1)

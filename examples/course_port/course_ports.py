@@ -1,15 +1,16 @@
-"""Five course-style renderers ported into the scaffold (README.md beside this file lists every
+"""Four course-style renderers ported into the scaffold (README.md beside this file lists every
 line the ports changed):
 
     render check -r examples/course_port/course_ports.py:TiledScanRenderer
-    render check -r examples/course_port/course_ports.py:SortByTileRenderer --rules cs149
-    render check -r examples/course_port/course_ports.py:SortByTileGraphRenderer --rules cs149
-    render check -r examples/course_port/course_ports.py:TileListsRenderer
     render check -r examples/course_port/course_ports.py:TiledExactRenderer
-    render check -r examples/course_port/course_ports.py:PixelLoopRenderer --scenes rgb,pattern
+    render check -r examples/course_port/course_ports.py:TileListsRenderer
+    render check -r examples/course_port/course_ports.py:SortByTileRenderer --rules cs149
 
 The kernels read the course's cuConstRendererParams (course_compat.cuh), which ScaffoldRenderer
 fills; the host code, the course's CudaRenderer::setup and ::render, becomes setup() and draw().
+The two with several launches a frame replay a still scene's draw() as one CUDA graph
+(``graph_still = True``; their originals capture the same graph), and read their sizes from the
+GPU only where an animated scene changes them.
 """
 from __future__ import annotations
 
@@ -45,10 +46,12 @@ class TiledScanRenderer(ScaffoldRenderer):
 class SortByTileRenderer(ScaffoldRenderer):
     """sort_by_tile.cu: (tile, circle) pairs, sorted by tile (stable: circle order kept within a
     tile), then a block per tile. thrust becomes CuPy: exclusive_scan -> cumsum minus the
-    counts, stable_sort_by_key -> argsort (stable) and take, cudaMemset -> fill."""
+    counts, stable_sort_by_key -> argsort (stable) and take, cudaMemset -> fill. A still
+    scene's draw() (twelve launches and CuPy calls) is replayed as one CUDA graph."""
 
     name = "course-sort-by-tile"
     kernel_file = HERE / "sort_by_tile.cu"
+    graph_still = True                  # replay a still scene's draw() as a CUDA graph
 
     def setup(self, scene) -> None:
         """The course's CudaRenderer::setup: buffers sized by the scene, kept for every frame.
@@ -68,6 +71,7 @@ class SortByTileRenderer(ScaffoldRenderer):
         self.tile_end = cp.zeros(int(self.num_tiles), dtype=np.int32)
         self.animated = scene.animation is not None
         self._pairs_for(self._count_pairs())
+        self.use_graph = self.graph_still and not self.animated     # an animated scene reads its pairs
 
     def _scan_counts(self) -> None:
         """Count each circle's tiles and scan the counts (exclusive: where its pairs go)."""
@@ -111,31 +115,6 @@ class SortByTileRenderer(ScaffoldRenderer):
                           (self.sorted_circle, self.tile_start, self.tile_end))
 
 
-class SortByTileGraphRenderer(SortByTileRenderer):
-    """The same, its draw() replayed as one CUDA graph (still scenes; an animated scene's draw
-    reads the GPU, which a graph cannot hold, so it runs as it is)."""
-
-    name = "course-sort-by-tile-graph"
-
-    def setup(self, scene) -> None:
-        super().setup(scene)
-        self.use_graph = not self.animated
-
-
-class PixelLoopRenderer(ScaffoldRenderer):
-    """pixel_loop.cu: a thread per pixel, every circle in order (right, and slow)."""
-
-    name = "course-pixel-loop"
-    kernel_file = HERE / "pixel_loop.cu"
-
-    def setup(self, scene) -> None:
-        self.kernel = self.module.get_function("kernelRenderPixels")
-        self.grid = ((self.width + TILE_DIM - 1) // TILE_DIM, (self.height + TILE_DIM - 1) // TILE_DIM)
-
-    def draw(self) -> None:
-        self.kernel(self.grid, (TILE_DIM, TILE_DIM), ())
-
-
 class TiledExactRenderer(ScaffoldRenderer):
     """tiled_exact.cu: 32 x 32 tiles of 1024 threads, exact culling, and the shading chosen
     here from the scene (the course's host-side sceneName: self.scene_name)."""
@@ -155,12 +134,13 @@ class TiledExactRenderer(ScaffoldRenderer):
 
 class TileListsRenderer(ScaffoldRenderer):
     """tile_lists.cu: each tile's circles listed in global memory (count, scan, fill), then a
-    block per tile blends its list. The course-style host code reads the list's length back
-    every frame to size the list; here a still scene reads it once, in setup, and an animated
-    one every frame (a host sync: handout, section 9)."""
+    block per tile blends its list. A still scene reads the list's length once, in setup, and
+    its draw() is replayed as one CUDA graph; an animated one reads it every frame (a host
+    sync: handout, section 9)."""
 
     name = "course-tile-lists"
     kernel_file = HERE / "tile_lists.cu"
+    graph_still = True                  # replay a still scene's draw() as a CUDA graph
 
     def setup(self, scene) -> None:
         import cupy as cp
@@ -173,25 +153,28 @@ class TileListsRenderer(ScaffoldRenderer):
         self.tile_inclusive = cp.zeros(tiles, dtype=np.int32)      # their inclusive scan ...
         self.tile_offset = cp.zeros(tiles, dtype=np.int32)         # ... minus the counts: where each list starts
         self.animated = scene.animation is not None
-        self.tile_list = cp.empty(max(self._count_and_scan(), 1), dtype=np.int32)
+        self.tile_list = cp.empty(max(self._count_scan_and_read(), 1), dtype=np.int32)
+        self.use_graph = self.graph_still and not self.animated     # an animated scene reads its length
 
-    def _count_and_scan(self) -> int:
-        """Count, scan; the list's length (reads the GPU: a host sync)."""
+    def _count_and_scan(self) -> None:
+        """Count each tile's circles; scan the counts into where each tile's list starts."""
         import cupy as cp
         self.count(self.grid, (TILE_DIM, TILE_DIM), (self.tile_count,))
         cp.cumsum(self.tile_count, out=self.tile_inclusive)       # int32 out: cumsum of int32 is int64 otherwise
         cp.subtract(self.tile_inclusive, self.tile_count, out=self.tile_offset)
+
+    def _count_scan_and_read(self) -> int:
+        """_count_and_scan, and the list's length (this reads the GPU: a host sync)."""
+        self._count_and_scan()
         return int(self.tile_inclusive[-1])
 
     def draw(self) -> None:
         import cupy as cp
-        if self.animated:
-            total = self._count_and_scan()
+        if self.animated:                                         # the lists change: read and grow
+            total = self._count_scan_and_read()
             if total > self.tile_list.size:
                 self.tile_list = cp.empty(total, dtype=np.int32)
         else:                                                     # the counts of a still scene never change
-            self.count(self.grid, (TILE_DIM, TILE_DIM), (self.tile_count,))
-            cp.cumsum(self.tile_count, out=self.tile_inclusive)
-            cp.subtract(self.tile_inclusive, self.tile_count, out=self.tile_offset)
+            self._count_and_scan()
         self.fill(self.grid, (TILE_DIM, TILE_DIM), (self.tile_offset, self.tile_list))
         self.blend(self.grid, (TILE_DIM, TILE_DIM), (self.tile_offset, self.tile_count, self.tile_list))

@@ -73,4 +73,5 @@ __global__ void kernelRenderTiles() {
     dim3 blockDim(BLOCK_DIM, BLOCK_DIM);
     dim3 gridDim((image->width + BLOCK_DIM - 1) / BLOCK_DIM, (image->height + BLOCK_DIM - 1) / BLOCK_DIM);
     kernelRenderTiles<<<gridDim, blockDim>>>();
-    cudaDeviceSynchronize();
+    // no cudaDeviceSynchronize(): the harness synchronizes after render(), as render check
+    // does after the port's draw()
