@@ -143,7 +143,7 @@ def prepare_paint(circles: Fields, paint: Fields, reach: np.ndarray, records: np
             _prepare_radius(r - half, s, antialias, out, INNER)
             for c in range(4):
                 out[EDGE + c] = edge[i, c]
-        reach[i] = far + ONE / s
+        reach[i] = far + ONE / s if antialias else far
 
 
 @numba.njit(inline="always")
