@@ -25,7 +25,7 @@ import numpy as np
 
 from circle_render.constants import AA_INK, AA_PI, SNOW_FALLOFF
 from circle_render.cpu.fast_bins import snow_max_alpha
-from circle_render.cpu.fast_kernels import _d2, _fill, _row_span, tile_rect
+from circle_render.cpu.fast_kernels import _d2, _row_span, add_painted, clear_painted, tile_rect
 from circle_render.cpu.fast_numba import cached_njit
 from circle_render.cpu.fast_types import Fields
 
@@ -341,18 +341,16 @@ def _paint_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, paint
     """Tile ``tile``: if the frame clears, its painted pixels set back to the background; then
     each listed circle's fill and outline, row by row, each pixel's layers in index order; the
     pixels they may change added to what is painted (as fast_kernels._draw_tile). ``outlined``
-    and ``snow`` are the paint's, given as constants: each combination compiles to its own
-    loop (measured 1.3x faster for the flat fill alone)."""
+    and ``snow``: the paint's. Compiled as a function of its own, not inlined into paint_tiles,
+    as are the outline's and snow's rows: numba's inlining of the whole tree took minutes to
+    compile (287 s against 29 s, first call, 2 loaded cores)."""
     _, clear, background, painted = frame
     tile_w, tile_h, tiles_x, starts, _, boxes, data, _ = lists
     ramp, cx, cy, _ = shading
     _, _, _, scale, antialias, _, _ = paint
     tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
     if clear:
-        for y in range(ty0, ty1):
-            _fill(flat, np.uint64(y) * np.uint64(4 * width), painted[tile, y - ty0, 0], painted[tile, y - ty0, 1],
-                  background[y])
-            painted[tile, y - ty0, 0] = painted[tile, y - ty0, 1] = 0
+        clear_painted(flat, tile, ty0, ty1, width, background, painted)
     for e in range(starts[tile], starts[tile + 1]):
         record = data[e]
         x, y_c, max_alpha, radius = _four(record, X)
@@ -375,12 +373,7 @@ def _paint_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, paint
                 ra, rb = _ring_row(flat, base, x, dy2, cx, lo, hi, outer, inner, scale, antialias, ink)
                 if ra < rb:
                     a, b = (ra, rb) if a >= b else (min(a, ra), max(b, rb))
-            if a < b:
-                row = painted[tile, y - ty0]
-                if row[0] < row[1]:
-                    row[0], row[1] = min(row[0], a), max(row[1], b)
-                else:
-                    row[0], row[1] = a, b
+            add_painted(painted[tile, y - ty0], a, b)
 
 
 @cached_njit(parallel=True)

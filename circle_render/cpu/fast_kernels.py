@@ -126,6 +126,27 @@ def _fill(flat: np.ndarray, base: np.uint64, lo: int, hi: int, colour: np.ndarra
 
 
 @numba.njit(inline="always")
+def clear_painted(flat: np.ndarray, tile: int, ty0: int, ty1: int, width: int, background: np.ndarray,
+                  painted: np.ndarray) -> None:
+    """Rows [ty0, ty1) of a tile: what the last frames painted set back to each row's background
+    colour (background (H, 4)), and its spans emptied (painted: Frame.painted)."""
+    for y in range(ty0, ty1):
+        _fill(flat, np.uint64(y) * np.uint64(4 * width), painted[tile, y - ty0, 0], painted[tile, y - ty0, 1],
+              background[y])
+        painted[tile, y - ty0, 0] = painted[tile, y - ty0, 1] = 0
+
+
+@numba.njit(inline="always")
+def add_painted(row: np.ndarray, a: int, b: int) -> None:
+    """Pixels [a, b) of a tile row added to its painted span (row: (2,) int32 [lo, hi))."""
+    if a < b:
+        if row[0] < row[1]:
+            row[0], row[1] = min(row[0], a), max(row[1], b)
+        else:
+            row[0], row[1] = a, b
+
+
+@numba.njit(inline="always")
 def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shading: Fields, width: int,
                height: int) -> None:
     """Tile ``tile``: if the frame clears, its painted pixels set back to the background; then
@@ -136,10 +157,7 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
     ramp, cx, cy, snow = shading
     tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
     if clear:
-        for y in range(ty0, ty1):
-            _fill(flat, np.uint64(y) * np.uint64(4 * width), painted[tile, y - ty0, 0], painted[tile, y - ty0, 1],
-                  background[y])
-            painted[tile, y - ty0, 0] = painted[tile, y - ty0, 1] = 0
+        clear_painted(flat, tile, ty0, ty1, width, background, painted)
     for i in range(starts[tile], starts[tile + 1]):
         px, py, r = data[i, 0], data[i, 1], data[i, 2]
         r2 = r * r
@@ -148,12 +166,7 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
             dy = py - cy[y]
             dy2 = dy * dy
             a, b = _row_span(px, r2, dy2, cx, lo, hi, width)
-            if a < b:
-                row = painted[tile, y - ty0]
-                if row[0] < row[1]:
-                    row[0], row[1] = min(row[0], a), max(row[1], b)
-                else:
-                    row[0], row[1] = a, b
+            add_painted(painted[tile, y - ty0], a, b)
             base = np.uint64(y) * np.uint64(4 * width)
             if snow:
                 _blend_snow(flat, base, a, b, px, dy2, cx, r, data[i, 6], ramp)
