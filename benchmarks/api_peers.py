@@ -133,7 +133,8 @@ def main() -> None:
     renderers = a.renderers.split(",")
     record = {"commit": current_commit(), "host": platform.node(), "cpus": os.cpu_count(), "runs": a.runs,
               "method": "one whole picture per call, host clock, min over runs; circle-render: render() with "
-                        "the options; libraries: benchmarks/cpu_peers.py; differences against the reference renderer at 8 bits",
+                        "the options; libraries: benchmarks/cpu_peers.py; differences against the reference "
+                        "renderer at 8 bits",
               "off_by": OFF_BY, "renderers": renderers, "reference": a.reference,
               "missing": sorted(set(cpu_peers.PER_CIRCLE_ALPHA) - set(peers_for(False))), "cases": {}}
     for r in {a.reference, *renderers}:                           # first calls: imports, compiles

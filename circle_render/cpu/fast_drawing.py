@@ -8,7 +8,7 @@ once per circle (``prepare_paint``): the float32 q, rq and cap of the contract, 
 thresholds on the squared distance d2, found exactly: a pixel's coverage cov(d2) falls as d2
 grows (every rounding is monotonic), so it is > 0 exactly for d2 <= pos, and equals cap (a
 whole pixel, mostly) exactly for d2 <= inner. Along a row d2 falls then rises, so each is a run
-of pixels found as the course's spans are (fast_kernels._row_span): the draw blends the runs
+of pixels found as the course's spans are (fast_kernels.row_span): the draw blends the runs
 where the layer's alpha is one value with the course's loop (a*colour computed once), and
 computes coverage pixel by pixel only on the anti-aliased fringe, a pixel or two each side.
 Without anti-aliasing both thresholds are q*q and every pixel takes the first loop.
@@ -25,7 +25,7 @@ import numpy as np
 
 from circle_render.constants import AA_INK, AA_PI, SNOW_FALLOFF
 from circle_render.cpu.fast_bins import snow_max_alpha
-from circle_render.cpu.fast_kernels import _d2, _row_span, add_painted, clear_painted, tile_rect
+from circle_render.cpu.fast_kernels import add_painted, clear_painted, row_span, squared_distance, tile_rect
 from circle_render.cpu.fast_numba import cached_njit
 from circle_render.cpu.fast_types import Fields
 
@@ -191,7 +191,7 @@ def _span(x: float, t: float, dy2: float, cx: np.ndarray, lo: int, hi: int, scal
     dy2 + dx*dx rounded is at least dy2, so no pixel of the row is within)."""
     if dy2 > t or lo >= hi:
         return lo, lo
-    return _row_span(x, t, dy2, cx, lo, hi, scale)
+    return row_span(x, t, dy2, cx, lo, hi, scale)
 
 
 @numba.njit(inline="always")
@@ -200,12 +200,12 @@ def _inner_span(x: float, t: float, dy2: float, cx: np.ndarray, a: int, b: int) 
     same run less a pixel or two at each end (the anti-aliased fringe), so found by walking in
     from the ends. Empty: (a, a)."""
     c = a
-    while c < b and _d2(x, cx[c], dy2) > t:
+    while c < b and squared_distance(x, cx[c], dy2) > t:
         c += 1
     if c == b:
         return a, a
     d = b
-    while _d2(x, cx[d - 1], dy2) > t:       # stops at c, which is inside
+    while squared_distance(x, cx[d - 1], dy2) > t:       # stops at c, which is inside
         d -= 1
     return c, d
 
@@ -245,7 +245,7 @@ def _snow_row(row: np.ndarray, base: np.uint64, x: float, dy2: float, cx: np.nda
     a, b, c, d = _runs(x, rad, dy2, cx, lo, hi, scale)
     s = f32(scale)
     for p in range(a, b):
-        d2 = _d2(x, cx[p], dy2)
+        d2 = squared_distance(x, cx[p], dy2)
         cov = rad[CAP] if c <= p < d else _coverage(rad, d2, s, antialias)
         alpha, c0, c1, c2 = _snow(d2, radius, max_alpha, ramp)
         alpha = alpha * cov
@@ -268,7 +268,7 @@ def _fill_row(row: np.ndarray, base: np.uint64, x: float, dy2: float, cx: np.nda
     if antialias:
         s, inner, rq, cap = f32(scale), rad[IN], rad[RQ], rad[CAP]
         while c < d:
-            d2 = _d2(x, cx[c], dy2)
+            d2 = squared_distance(x, cx[c], dy2)
             if d2 <= inner:                   # covered at cap from here on
                 break
             layer = alpha * _cover(rq, cap, d2, s)
@@ -276,7 +276,7 @@ def _fill_row(row: np.ndarray, base: np.uint64, x: float, dy2: float, cx: np.nda
                 _blend_pixel(row, base + np.uint64(4 * c), layer, c0, c1, c2)
             c += 1
         while d > c:
-            d2 = _d2(x, cx[d - 1], dy2)
+            d2 = squared_distance(x, cx[d - 1], dy2)
             if d2 <= inner:
                 break
             layer = alpha * _cover(rq, cap, d2, s)
@@ -297,7 +297,7 @@ def _ring_pixels(row: np.ndarray, base: np.uint64, a: int, b: int, x: float, dy2
     cov(inner) computed pixel by pixel."""
     c0, c1, c2, alpha = edge
     for p in range(a, b):
-        d2 = _d2(x, cx[p], dy2)
+        d2 = squared_distance(x, cx[p], dy2)
         layer = alpha * (_coverage(outer, d2, scale, antialias) - _coverage(inner, d2, scale, antialias))
         if layer > ZERO:
             _blend_pixel(row, base + np.uint64(4 * p), layer, c0, c1, c2)

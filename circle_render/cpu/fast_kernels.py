@@ -33,14 +33,14 @@ def tile_rect(t: int, tiles_x: int, tile_w: int, tile_h: int, width: int, height
 
 
 @numba.njit(inline="always")
-def _d2(px: float, cx: float, dy2: float) -> float:
+def squared_distance(px: float, cx: float, dy2: float) -> float:
     """The reference's squared distance, (dy*dy) + (dx*dx), in float32."""
     dx = px - cx
     return dy2 + dx * dx
 
 
 @numba.njit(inline="always")
-def _row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int, scale: int) -> tuple[int, int]:
+def row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int, scale: int) -> tuple[int, int]:
     """The pixels [a, b) of one row within [lo, hi) with d2 <= r2 (cx: the pixel centres,
     ``scale`` pixels a unit). Along a row d2 falls then rises, so those pixels are one run,
     holding the pixel nearest the centre when there are any (near or a neighbour: the
@@ -48,32 +48,32 @@ def _row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int
     exactly the pixels with d2 <= r2."""
     if hi - lo <= SHORT_ROW:                         # tiny boxes: test every pixel
         a = lo
-        while a < hi and _d2(px, cx[a], dy2) > r2:
+        while a < hi and squared_distance(px, cx[a], dy2) > r2:
             a += 1
         b = hi
-        while b > a and _d2(px, cx[b - 1], dy2) > r2:
+        while b > a and squared_distance(px, cx[b - 1], dy2) > r2:
             b -= 1
         return a, b
     centre = np.float64(px) * scale - 0.5            # in pixel indices
     near = min(max(int(np.floor(centre + 0.5)), lo), hi - 1)
     half = np.sqrt(max(np.float64(r2) - np.float64(dy2), 0.0)) * scale
     a = max(lo, min(int(np.ceil(centre - half)), near - 1))
-    if _d2(px, cx[a], dy2) <= r2:
-        while a > lo and _d2(px, cx[a - 1], dy2) <= r2:
+    if squared_distance(px, cx[a], dy2) <= r2:
+        while a > lo and squared_distance(px, cx[a - 1], dy2) <= r2:
             a -= 1
     else:
         a += 1
-        while a <= near + 1 and a < hi and _d2(px, cx[a], dy2) > r2:
+        while a <= near + 1 and a < hi and squared_distance(px, cx[a], dy2) > r2:
             a += 1
         if a > near + 1 or a == hi:
             return lo, lo                            # no pixel of this row is covered
     b = min(hi - 1, max(int(np.floor(centre + half)), near + 1, a))
-    if _d2(px, cx[b], dy2) <= r2:
-        while b < hi - 1 and _d2(px, cx[b + 1], dy2) <= r2:
+    if squared_distance(px, cx[b], dy2) <= r2:
+        while b < hi - 1 and squared_distance(px, cx[b + 1], dy2) <= r2:
             b += 1
     else:
         b -= 1
-        while _d2(px, cx[b], dy2) > r2:              # stops at a, which is covered
+        while squared_distance(px, cx[b], dy2) > r2:              # stops at a, which is covered
             b -= 1
     return a, b + 1
 
@@ -100,7 +100,7 @@ def _blend_snow(row: np.ndarray, base: np.uint64, a: int, b: int, px: float, dy2
     steps = f32(last)
     falloff = f32(-1) * f32(SNOW_FALLOFF)
     for x in range(np.uint64(a), np.uint64(b)):
-        d = np.sqrt(_d2(px, cx[x], dy2)) / radius
+        d = np.sqrt(squared_distance(px, cx[x], dy2)) / radius
         scaled = d * steps
         entry = min(np.int32(scaled), last)
         weight = scaled - f32(entry)
@@ -165,7 +165,7 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
         for y in range(max(ty0, boxes[i, 2]), min(ty1, boxes[i, 3])):
             dy = py - cy[y]
             dy2 = dy * dy
-            a, b = _row_span(px, r2, dy2, cx, lo, hi, width)
+            a, b = row_span(px, r2, dy2, cx, lo, hi, width)
             add_painted(painted[tile, y - ty0], a, b)
             base = np.uint64(y) * np.uint64(4 * width)
             if snow:
