@@ -1,7 +1,9 @@
 // Your render kernel. As given, it is the course's starter: one thread per circle, blending
-// its pixel box straight into the image. It is fast and wrong where circles overlap (run
-// `render check -r assignment/my_renderer.py:StudentRenderer` to see where). Make it right
-// (pixels updated one at a time, circles in index order), then fast: docs/assignment.md.
+// its pixel box straight into the image. It is fast only where circles are small (one thread
+// walks a big circle's whole box) and wrong where circles overlap (on a GPU machine, run
+// `render check -r assignment/my_renderer.py:StudentRenderer` to see where; without a GPU,
+// `render compile assignment/my_renderer.py` checks that it compiles). Make it right (pixels
+// updated one at a time, circles in index order), then fast: docs/assignment.md.
 //
 // helpers.cuh (circle_render/kernels/helpers.cuh) documents what it gives you: circle boxes,
 // pixel centres, circle-against-box tests, block scans and shade_pixel for both scene kinds.

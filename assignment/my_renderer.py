@@ -1,4 +1,5 @@
-"""Your renderer for the assignment (docs/assignment.md). Grade it with
+"""Your renderer for the assignment (docs/assignment.md). Grade it, on a machine with an NVIDIA
+GPU (docs/assignment.md, sections 2 and 3), with
 
     render check -r assignment/my_renderer.py:StudentRenderer
 

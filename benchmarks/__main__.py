@@ -32,8 +32,11 @@ COMMANDS = {
     "output": ("output.py", "writing frames: PNG sequences, GIF, video, end to end and the writer alone; peak memory"),
     "scenefiles": ("scene_files.py", ".par / .circles saving and loading (CPU)"),
     "cpu-peers": ("cpu_peers.py", "cpu-fast against the CPU libraries and -r cpu (CPU)"),
+    "canvas": ("canvas.py", "a Canvas frame by frame: on the GPU, NumPy in and RGBA8 out beside pygfx, render(), "
+                            "cpu-fast beside a naive loop, memory"),
     "api-peers": ("api_peers.py", "render() with the drawing options against the CPU drawing libraries (CPU)"),
     "cpu-knobs": ("cpu_knobs.py", "same-run A/B of cpu-fast's knobs under each threading layer (CPU)"),
+    "drawing-gpu": ("drawing_gpu.py", "the CUDA drawing paths: options swept against -r cpu, anti-aliasing's cost"),
     "gpu-check": ("gpu_check.py", "correctness sweep of a CUDA renderer: sizes, seeds, every scene"),
     "warm-cache": ("warm_reference_cache.py", "fill render check's reference cache, a process per scene (CPU)"),
     "calibrate-tf": ("calibrate_tf.py", "store cuda-tiled's ratio to the course's binary from a same-call record"),

@@ -34,7 +34,7 @@ def frame_times(renderer, reps: int = 30) -> list[float]:
         spin((1,), (1,), (np.int64(200_000),))
     try:
         from circle_render.timing.timer import event_times
-    except ImportError:    # a tree from before timer.py (device/refactor_check.sh times old trees with this script)
+    except ImportError:    # a tree from before timer.py (compare_trees.sh TIMER=frames times old trees with this)
         from circle_render.timing.bench import event_times  # the same timer, answering a list
     t = event_times(renderer.render, reps, before=before, idle=False)
     return [ms * 1e3 for ms in getattr(t, "runs", t)]

@@ -2,6 +2,7 @@
 
     import circle_render
     img = circle_render.render(positions, radii, colors, 512, 512)    # your own circles
+    canvas = circle_render.Canvas(1024, 1024).set(positions, radii, colors)   # frame after frame
     scene = circle_render.make_scene("rand10k")                        # the course's scenes
 
 The command line is ``render`` (circle_render/cli.py); the layout is in docs/architecture.md.
@@ -14,14 +15,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
-__all__ = ["SCENE_NAMES", "__version__", "make_scene", "render", "to_bytes"]
+__all__ = ["SCENE_NAMES", "Canvas", "__version__", "make_scene", "render", "show", "to_bytes"]
 
-_LAZY = {"render": "circle_render.api", "to_bytes": "circle_render.cpu.shading",
-         "SCENE_NAMES": "circle_render.scenes", "make_scene": "circle_render.scenes"}
+_LAZY = {"render": "circle_render.api", "to_bytes": "circle_render.cpu.shading", "Canvas": "circle_render.canvas",
+         "show": "circle_render.display.viewer", "SCENE_NAMES": "circle_render.scenes",
+         "make_scene": "circle_render.scenes"}
 
 if TYPE_CHECKING:
     from circle_render.api import render
+    from circle_render.canvas import Canvas
     from circle_render.cpu.shading import to_bytes
+    from circle_render.display.viewer import show
     from circle_render.scenes import SCENE_NAMES, make_scene
 
 

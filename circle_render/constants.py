@@ -20,6 +20,11 @@ SNOW_FALLOFF = f32(4)
 # ---- the drawing options' anti-aliasing (docs/drawing.md) ----
 AA_INK = f32(1) / f32(12)            # rq = sqrt(q*q - AA_INK): a ramp of one pixel then draws pi*q^2 of ink
 AA_PI = f32(np.pi)                   # cap = min(1, AA_PI * q*q): a sub-pixel circle covers at most its area
+AA_RAMP = f32(0.5)                   # coverage = (rq - dp) + AA_RAMP: the ramp is centred on the edge
+EDGE_HALF = f32(0.5)                 # an outline of width w spans radii R - EDGE_HALF*w .. R + EDGE_HALF*w
+AA_INNER_MARGIN = f32(0.9999)        # the CUDA drawing kernels take coverage = cap without a square root
+                                     # where d2 <= ((rq - AA_RAMP) / S)^2 * this (a margin for rounding:
+                                     # there the rule gives cap exactly; kernels/drawing.cuh)
 
 # ---- the course's animation steps (circle_render/cpu/animation.py, kernels/animate.cu) ----
 DT = f32(1) / f32(60)
@@ -113,6 +118,9 @@ FRONT_DEPTH = 128                    # flat binned scenes deeper than twice this
                                      # circles first, enough to cover the average pixel this many
                                      # times; tiles that this front layer leaves unfinished are
                                      # drawn again from every circle (cuda/binned.py, LayeredPath)
+DRAW_ANTIALIAS = 0                   # the drawing kernels are compiled per option of a drawing
+DRAW_OUTLINED = 0                    # (drawing_defines): anti-aliased, outlined, over an opaque
+DRAW_OPAQUE = 1                      # background; the course's kernels never read these
 SNOW_SCENE = 0                       # the draw kernels are compiled per shading: 1 for snow (the
                                      # plan sets it), 0 for flat
 MAX_CELL_TILES = 256                 # list entries pack tile boxes relative to their supertile in
@@ -132,11 +140,19 @@ SHARED = ("TILE_SIZE", "BLOCK_THREADS", "SCAN_BLOCK", "SUPER_GRID", "MAX_SUPER_G
           "FAST_MIN_BLOCKS", "SPARSE_MIN_BLOCKS", "SPARSE_TILE", "SPARSE_CHUNK",
           "SPARSE_BIN_THREADS", "SPARSE_GROUP_TILES", "SPARSE_STAGE", "SPARSE_AHEAD",
           "SPARSE_BITS", "SNOW_SCENE", "T_EPS", "REACH_MARGIN",
+          "DRAW_ANTIALIAS", "DRAW_OUTLINED", "DRAW_OPAQUE", "AA_INK", "AA_PI", "AA_RAMP", "EDGE_HALF",
+          "AA_INNER_MARGIN",
           "PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
           "SNOW_FALLOFF", "DT", "HYPNOSIS_MAX_RADIUS", "HYPNOSIS_MIN_RADIUS", "HYPNOSIS_GROWTH",
           "BALL_GRAVITY", "BALL_BOUNCE", "BALL_STOP_EPS", "SPARK_RANGE", "SNOW_GRAVITY", "SNOW_DRAG",
           "SNOW_MIN_SCALE", "SNOW_NOISE_POS", "SNOW_NOISE_DEPTH", "SNOW_NOISE_X", "SNOW_NOISE_Y",
           "SNOW_RESPAWN_NOISE", "SNOW_RESPAWN_X", "SNOW_RESPAWN_Y", "SNOW_RESPAWN_VX")
+
+
+def drawing_defines(antialias: bool, outlined: bool, opaque: bool) -> dict[str, int]:
+    """The drawing kernels' options (kernels/drawing.cuh) as compile defines, one module per
+    combination: the defaults in SHARED (0, 0, 1) are a drawing that asks for none of them."""
+    return {"DRAW_ANTIALIAS": int(antialias), "DRAW_OUTLINED": int(outlined), "DRAW_OPAQUE": int(opaque)}
 
 
 def _ramp_defines() -> dict[str, Any]:

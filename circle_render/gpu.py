@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import functools
 
-INSTALL_HINT = "install it with pip install 'circle-render[cuda13]' (or [cuda12]; in a checkout: '.[cuda13]')"
+INSTALL_HINT = ("on a machine with an NVIDIA GPU, install it with pip install 'circle-render[cuda13]' "
+                "(or [cuda12]; in a checkout: '.[cuda13]')")
 
 
 @functools.cache

@@ -25,9 +25,9 @@ START=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 if [ "${TESTS:-0}" = 1 ]; then
   # the checker's own timing tests alone on the idle GPU first, then the rest
-  timeout 200 python -m pytest -q -m gpu tests/test_check_gpu.py -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1
+  timeout 200 python -m pytest -q -m gpu tests/check/test_check_gpu.py -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1
   echo "check tests rc=$?"
-  timeout 240 python -m pytest -q -m gpu tests/test_course_compat_gpu.py tests/test_assignment_gpu.py \
+  timeout 240 python -m pytest -q -m gpu tests/assignment/test_course_compat_gpu.py tests/assignment/test_assignment_gpu.py \
       -p no:cacheprovider >> "$OUT/gpu-tests.txt" 2>&1
   echo "course_compat and assignment tests rc=$? ($(( $(date +%s) - START )) s in)"
   grep -E "passed|failed|error" "$OUT/gpu-tests.txt" | grep -E "^[0-9]+ |^=|in [0-9.]+s" | tail -4

@@ -1,5 +1,5 @@
 """The handout's per-pixel loops (ladder.cu, beside this file) as renderers, for
-benchmarks/assignment_kit.py and tests/test_assignment_gpu.py: one thread per pixel, every
+benchmarks/assignment_kit.py and tests/assignment/test_assignment_gpu.py: one thread per pixel, every
 circle in index order (or reversed). Instrumentation, not part of the package: ladder.cu is
 compiled by path with the project's constants (load_module's ``project=True``); its NumPy twins
 are twin.py."""

@@ -47,7 +47,7 @@ def _probe(spec: str, isolation: Isolation, size: int, gpu: bool) -> tuple[str, 
     except WorkerTimeout:
         raise PluginError(f"cannot load renderer {spec!r}: importing it took over {PROBE_TIMEOUT:g} s") from None
     except WorkerError as e:
-        reason = e.reason
+        reason = e.reason.removeprefix("PluginError: ")     # the worker names the exception's type
         if reason.startswith(("cannot load", "cannot use", "renderer ")):
             raise PluginError(reason) from None
         if reason.startswith(("the renderer raised", "the renderer called")):

@@ -179,7 +179,9 @@ def _hints(log: str, path: Path) -> list[str]:
     """One line for each header the compiler could not open: where we looked, and what a port
     includes instead of a course header."""
     out = []
-    for header in dict.fromkeys(re.findall(r'cannot open source file "([^"]+)"', log)):
+    missing = re.findall(r'cannot open source file "([^"]+)"', log)                  # NVRTC's words
+    missing += re.findall(r"fatal error: (\S+?): No such file or directory", log)    # nvcc's (its preprocessor's)
+    for header in dict.fromkeys(missing):
         name = Path(header).name
         if name in COURSE_HEADERS:
             out.append(f'{path}: note: "{header}" is one of the course\'s headers: include "course_compat.cuh" '
@@ -299,12 +301,12 @@ def _shown(path: Path) -> str:
 
 def compile_command(files: tuple[str, ...], arch: str, defines: tuple[str, ...], options: tuple[str, ...] = ()) -> None:
     extra, own = _parse_defines(defines), _parse_options(options)
+    plan = [targets_of(Path(name)) for name in files]       # a bad path is named first, compiler or not
     nvrtc = load_nvrtc()
     if nvrtc is None and shutil.which("nvcc") is None:
         raise UserError(f"no CUDA compiler found: {INSTALL}, or put nvcc on PATH")
     failed = 0
-    for name in files:
-        targets, notice = targets_of(Path(name))
+    for targets, notice in plan:
         if notice:
             click.echo(notice, err=True)
         for t in targets:

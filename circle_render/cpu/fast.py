@@ -265,6 +265,24 @@ class CpuFastRenderer:
         self._clear_pending = False
         self._fill_background()                                          # a new picture is blank
 
+    def circle_fields(self) -> tuple[str, ...]:
+        """What update_circles takes for the scene loaded: every field for a course scene; only
+        position for a scene with a drawing (its drawing path may derive values at load)."""
+        return ("position", "radius", "color") if self.scene.drawing is None else ("position",)
+
+    def update_circles(self, position: np.ndarray | None = None, radius: np.ndarray | None = None,
+                       color: np.ndarray | None = None) -> None:
+        """Replace circles in place, n unchanged: position (n, 3), radius (n,), color (n, 3)
+        (copied as float32). Nothing is planned at load: every frame lists the tiles' circles
+        afresh, so the next render draws them."""
+        for name, new in (("position", position), ("radius", radius), ("color", color)):
+            if new is None:
+                continue
+            target = getattr(self.scene, name)
+            if new.shape != target.shape:
+                raise ValueError(f"update: {name} must have shape {target.shape} (n as loaded), got {new.shape}")
+            np.copyto(target, new, casting="same_kind")
+
     def clear(self) -> None:
         self._clear_pending = True
 

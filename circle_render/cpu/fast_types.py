@@ -2,7 +2,7 @@
 fast_animation.py): each kernel takes a few of these instead of a dozen positional arguments.
 
 numba takes a structure as the plain tuple of its fields (``fields``), which each kernel unpacks
-by the same names in the same order (tests/test_cpu_fast_types.py checks that they agree): numba
+by the same names in the same order (tests/cpu/test_cpu_fast_types.py checks that they agree): numba
 types a plain tuple in its C dispatcher, a NamedTuple in Python, which costs a few microseconds
 a call, several per frame, on frames of well under a millisecond (docs/perf-notes.md, "cpu-fast").
 """

@@ -110,6 +110,17 @@ class FastPath(ABC):
     def frame(self, cleared: bool) -> None:
         """One frame: every stage in order. cleared: the image starts from the clear colour."""
 
+    def output(self) -> Any:
+        """The picture on the GPU, (height, width, 4) float32: the image itself (the drawing path
+        turns it into straight colour first)."""
+        return self.image.pixels
+
+    def circles_changed(self) -> None:
+        """The circles were written in place (``FastCudaRenderer.update_circles``): refresh
+        what the path made of them at load and does not remake every frame (by default,
+        nothing: the walk and binned paths read the circles afresh each frame)."""
+        return
+
 
 def check_overrides(overrides: dict[str, Any] | None) -> Tuning:
     """``overrides`` as a dict, or ValueError naming what is not TUNABLE."""
@@ -129,8 +140,9 @@ def mean_px(scene: Scene, width: int, height: int) -> float:
 def list_capacity(radius: np.ndarray, width: int, height: int, cell_px: int, grid: int) -> int:
     """An upper bound on the list entries of circles with these radii, wherever they are, in
     lists of cells of ``cell_px`` pixels (``grid`` a side): a box of side L pixels touches at
-    most L // cell_px + 2 cells per axis."""
-    r = np.asarray(radius, dtype=np.float64)
+    most L // cell_px + 2 cells per axis. ``radius``: a NumPy or CuPy array (a Canvas plans
+    from circles already on the GPU; the sum is one number either way)."""
+    r = radius.astype(np.float64)
 
     def per_axis(size: int) -> np.ndarray:
         return np.minimum(grid, (2 * r * size + 2) // cell_px + 2)
@@ -139,6 +151,6 @@ def list_capacity(radius: np.ndarray, width: int, height: int, cell_px: int, gri
 
 def mean_depth(radius: np.ndarray) -> float:
     """How many circles cover the average pixel, were none clipped: the circles' areas summed
-    over the unit screen (radius in normalised units)."""
-    r = np.asarray(radius, dtype=np.float64)
+    over the unit screen (radius in normalised units; a NumPy or CuPy array)."""
+    r = radius.astype(np.float64)
     return float(np.pi * np.sum(r * r))

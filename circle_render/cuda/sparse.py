@@ -197,6 +197,13 @@ class SparsePath(FastPath):
         self.sparse_bin()
         self.sparse_draw(cleared)
 
+    def circles_changed(self) -> None:
+        """Still circles are packed at load only: packed again once they are written."""
+        if not self.policy.moving:
+            kept = len(self.launched)          # a launch outside any graph: not recorded (frame after frame)
+            self.sparse_pack()
+            del self.launched[kept:]
+
     def sparse_pack(self) -> None:
         """records ((n, 8) float32): each circle (x, y, z, r) then its colour (r, g, b, 0), one
         32-byte sector a circle for sparse_draw's gathers."""

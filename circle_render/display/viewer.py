@@ -70,6 +70,18 @@ class ViewerState:
         return self.scenes[self.index][0]
 
     @property
+    def width(self) -> int:
+        """The picture's width in pixels (a course scene's picture is square)."""
+        return self.size
+
+    @property
+    def height(self) -> int:
+        return self.size
+
+    def screenshot_name(self) -> str:
+        return f"circle-render-{self.scene_name}-{self.frame:04d}.png"
+
+    @property
     def renderer_name(self) -> str:
         return self.renderers[self.renderer_index]
 
@@ -149,12 +161,113 @@ class ViewerState:
     def stats_text(self) -> str:
         return "\n".join(self.stats_lines())
 
+    def keys(self) -> tuple[tuple[str, str], ...]:
+        """The keys this viewer answers, and what each does."""
+        return HELP
+
     def help_lines(self) -> list[str]:
-        width = max(len(k) for k, _ in HELP)
-        return [f"{k:<{width}}  {v}" for k, v in HELP]
+        keys = self.keys()
+        width = max(len(k) for k, _ in keys)
+        return [f"{k:<{width}}  {v}" for k, v in keys]
 
     def help_text(self) -> str:
         return "\n".join(self.help_lines())
+
+    def widest_stats(self) -> list[str]:
+        """The overlay's lines at their widest, for its font size."""
+        return stats_template()
+
+
+CANVAS_KEYS = ("left / right", "r")     # keys that change the scene or the renderer: not a Canvas's
+
+
+@dataclass
+class CanvasViewerState(ViewerState):
+    """The viewer of a Canvas (``show``): each frame calls ``user_step(canvas)``, the frame's
+    "advance" phase (the user's own: it moves the circles with canvas.update), then draws it
+    and converts the picture on the device that drew it. The keys and overlay of ViewerState,
+    less those that change the scene or the renderer (the canvas holds its own)."""
+
+    canvas: Any = None
+    user_step: Callable[[Any], object] | None = None
+
+    @classmethod
+    def of(cls, canvas: Any, step: Callable[[Any], object] | None) -> CanvasViewerState:
+        return cls([], [], max(canvas.width, canvas.height), canvas=canvas, user_step=step)
+
+    @property
+    def scene_name(self) -> str:
+        return "canvas"
+
+    @property
+    def renderer_name(self) -> str:
+        return str(self.canvas.renderer)
+
+    @property
+    def width(self) -> int:
+        return int(self.canvas.width)
+
+    @property
+    def height(self) -> int:
+        return int(self.canvas.height)
+
+    def load(self) -> None:
+        """Nothing to load: the canvas holds its circles and its renderer."""
+        self.frame = 0
+
+    def key(self, name: str) -> None:
+        if name not in ("left", "right", "r"):
+            super().key(name)
+
+    def tick(self) -> bool:
+        """step, render (each timed to the end of its GPU work), convert; unless paused."""
+        if self.paused and not self.step:
+            return False
+        self.step = False
+        c, step = self.canvas, self.user_step
+        self.times["clear"] = 0.0
+        for phase, work in (("advance", lambda: step and step(c)), ("render", c.render)):
+            t0 = time.perf_counter()
+            work()
+            c.synchronize()
+            self.times[phase] = (time.perf_counter() - t0) * 1e3
+        t0 = time.perf_counter()
+        self.pixels = c.to_numpy(np.uint8, origin="lower")
+        self.times["convert"] = (time.perf_counter() - t0) * 1e3
+        self.frame += 1
+        return True
+
+    def stats_lines(self) -> list[str]:
+        t = {p: _ms(v) for p, v in self.times.items()}
+        return [f"canvas: {self.canvas.n:,} circles{'  (paused)' if self.paused else ''}",
+                f"{self.width}x{self.height} {self.renderer_name}",
+                f"frame {self.frame}  {self.fps:.1f} FPS",
+                f"step {t['advance']}  render {t['render']} ms",
+                f"convert {t['convert']}  display {t['display']} ms"]
+
+    def widest_stats(self) -> list[str]:
+        return [f"canvas: {10**9:,} circles  (paused)", "16384x16384 cuda-tiled", "frame 888888  8888.8 FPS",
+                "step 88888  render 88888 ms", "convert 88888  display 88888 ms"]
+
+    def keys(self) -> tuple[tuple[str, str], ...]:
+        return tuple((k, v) for k, v in HELP if k not in CANVAS_KEYS)
+
+    def screenshot_name(self) -> str:
+        return f"circle-render-canvas-{self.frame:04d}.png"
+
+
+def show(canvas: Any, step: Callable[[Any], object] | None = None, *, frames: int | None = None,
+         screenshot: str | None = None, on_frame: Callable[[ViewerState, object], None] | None = None) -> ViewerState:
+    """Show a ``circle_render.Canvas`` in the viewer's window, calling ``step(canvas)`` before
+    each frame (to move its circles: ``canvas.update(positions=...)``). Keys: q or Esc quit,
+    p or space pause, + one frame when paused, s screenshot, f frame rate and times, h help.
+    ``frames``: stop after that many; ``screenshot``: save the last frame there. Needs a
+    display (pyglet is imported here only). Returns the viewer's state (frames shown, FPS)."""
+    if not all(callable(getattr(canvas, m, None)) for m in ("render", "to_numpy", "synchronize")):
+        raise TypeError(f"show() takes a circle_render.Canvas, got {type(canvas).__name__}")
+    if step is not None and not callable(step):
+        raise TypeError(f"step must be a function of the canvas (or None), got {type(step).__name__}")
+    return run_viewer(CanvasViewerState.of(canvas, step), frames, screenshot, on_frame)
 
 
 def available_renderers(first: str) -> list[str]:
@@ -284,10 +397,9 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
         template: Any = gl.Config           # a template config, instantiable (mypy sees an abstract class)
         config = template(red_size=8, green_size=8, blue_size=8, alpha_size=8, double_buffer=True)
         screen = pyglet.display.get_display().get_default_screen()
-        scale = min(1.0, 0.9 * screen.width / state.size, 0.9 * screen.height / state.size)
-        side = max(1, int(state.size * scale))
-        window = pyglet.window.Window(side, side, caption="circle-render", resizable=True,
-                                      config=config, vsync=False)
+        scale = min(1.0, 0.9 * screen.width / state.width, 0.9 * screen.height / state.height)
+        window = pyglet.window.Window(max(1, int(state.width * scale)), max(1, int(state.height * scale)),
+                                      caption="circle-render", resizable=True, config=config, vsync=False)
     except Exception as e:  # noqa: BLE001  (no X server, no GLX, no OpenGL 3.3 context: pyglet's many kinds)
         raise ViewerError(f"cannot open a window: {type(e).__name__}: {' '.join(str(e).split())}") from None
     names = {keys.Q: "q", keys.ESCAPE: "escape", keys.P: "p", keys.SPACE: "space",
@@ -304,8 +416,8 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
     def on_close() -> None:
         state.quit = True
 
-    texture = pyglet.image.Texture.create(state.size, state.size)
-    stats = TextBox(stats_template(), (255, 225, 80, 255))
+    texture = pyglet.image.Texture.create(state.width, state.height)
+    stats = TextBox(state.widest_stats(), (255, 225, 80, 255))
     help_box = TextBox(state.help_lines(), (255, 255, 255, 255))
     state.load()
     last, scaled_to = None, None
@@ -314,28 +426,27 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
         if state.quit:
             break
         if state.tick() and state.pixels is not None:
-            if texture.width != state.size:
-                texture = pyglet.image.Texture.create(state.size, state.size)
+            if (texture.width, texture.height) != (state.width, state.height):
+                texture = pyglet.image.Texture.create(state.width, state.height)
             t0 = time.perf_counter()
-            texture.blit_into(pyglet.image.ImageData(state.size, state.size, "RGBA",
+            texture.blit_into(pyglet.image.ImageData(state.width, state.height, "RGBA",
                                                      state.pixels.tobytes()), 0, 0, 0)
             upload = time.perf_counter() - t0
         else:
             upload = 0.0
         t0 = time.perf_counter()
         w, h = window.width, window.height            # the default on_resize keeps the projection
-        side = min(w, h)                              # square image, aspect kept, centred
+        shown = fitted(state, w, h)                   # the picture, aspect kept, centred
         gl.glBindTexture(texture.target, texture.id)
-        filt = gl.GL_NEAREST if side == state.size else gl.GL_LINEAR   # 1:1 shows exact pixels
+        filt = gl.GL_NEAREST if shown == (state.width, state.height) else gl.GL_LINEAR   # 1:1 shows exact pixels
         gl.glTexParameteri(texture.target, gl.GL_TEXTURE_MIN_FILTER, filt)
         gl.glTexParameteri(texture.target, gl.GL_TEXTURE_MAG_FILTER, filt)
         window.clear()
-        texture.blit((w - side) // 2, (h - side) // 2, width=side, height=side)
+        texture.blit((w - shown[0]) // 2, (h - shown[1]) // 2, width=shown[0], height=shown[1])
         if state.screenshot_requested or (screenshot and frames and state.shown + 1 >= frames):
-            last, scaled_to = _shot(state, window, side), (None if side == state.size else side)
+            last, scaled_to = _shot(state, window, shown), _scaled(state, shown)
             if state.screenshot_requested:       # before the overlays: the picture only
-                _save_screenshot(last, Path(f"circle-render-{state.scene_name}-{state.frame:04d}.png"),
-                                 scaled_to)
+                _save_screenshot(last, Path(state.screenshot_name()), scaled_to)
                 state.screenshot_requested = False
         if state.show_stats:
             stats.draw(state.stats_lines(), w, h, top=False)
@@ -350,26 +461,37 @@ def run_viewer(state: ViewerState, frames: int | None = None, screenshot: str | 
             break
     if screenshot and state.pixels is not None:
         if last is None:           # quit before the last frame: the frame on screen now
-            side = min(window.width, window.height)
-            last, scaled_to = picture(state), (None if side == state.size else side)
+            last, scaled_to = picture(state), _scaled(state, fitted(state, window.width, window.height))
         _save_screenshot(last, Path(screenshot), scaled_to)
     window.close()
     return state
 
 
-def _shot(state: ViewerState, window: Any, side: int) -> np.ndarray:
+def fitted(state: ViewerState, w: int, h: int) -> tuple[int, int]:
+    """The picture's size on a w x h window: as large as fits, its aspect kept."""
+    scale = min(w / state.width, h / state.height)
+    return max(1, round(state.width * scale)), max(1, round(state.height * scale))
+
+
+def _scaled(state: ViewerState, shown: tuple[int, int]) -> tuple[int, int] | None:
+    """The size the window showed the picture at, None where it showed it pixel for pixel."""
+    return None if shown == (state.width, state.height) else shown
+
+
+def _shot(state: ViewerState, window: Any, shown: tuple[int, int]) -> np.ndarray:
     """The frame just drawn, at the picture's own size: read back from the window where it is
     shown pixel for pixel (what the screen shows, checked by the tests), else the picture
     itself (the window scales it)."""
     fb_w, fb_h = window.get_framebuffer_size()
-    if side != state.size or (fb_w, fb_h) != (window.width, window.height):
+    if shown != (state.width, state.height) or (fb_w, fb_h) != (window.width, window.height):
         return picture(state)
-    x0, y0 = (fb_w - side) // 2, (fb_h - side) // 2     # the picture's square, in GL coordinates
-    top = fb_h - y0 - side                              # ... and in rows from the top
-    return np.ascontiguousarray(read_back(fb_w, fb_h)[top:top + side, x0:x0 + side])
+    w, h = shown
+    x0, y0 = (fb_w - w) // 2, (fb_h - h) // 2           # the picture's rectangle, in GL coordinates
+    top = fb_h - y0 - h                                 # ... and in rows from the top
+    return np.ascontiguousarray(read_back(fb_w, fb_h)[top:top + h, x0:x0 + w])
 
 
-def _save_screenshot(rgb: np.ndarray, path: Path, scaled_to: int | None = None) -> None:
+def _save_screenshot(rgb: np.ndarray, path: Path, scaled_to: tuple[int, int] | None = None) -> None:
     """Write ``rgb`` in the format of ``path``'s suffix (.png, .ppm or a one-frame .gif)."""
     from circle_render.io.images import write_gif, write_image
     if path.suffix.lower() == ".gif":
@@ -377,5 +499,5 @@ def _save_screenshot(rgb: np.ndarray, path: Path, scaled_to: int | None = None) 
     else:
         write_image(path, rgb)
     h, w = rgb.shape[:2]
-    how = f" (the window showed it scaled to {scaled_to}x{scaled_to})" if scaled_to else ""
+    how = f" (the window showed it scaled to {scaled_to[0]}x{scaled_to[1]})" if scaled_to else ""
     notice(f"viewer: saved {path}, {w}x{h}{how}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import stat
@@ -140,9 +141,10 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path = Path(path)
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=TEMPORARY_SUFFIX,
-                                   dir=path.parent if str(path.parent) else ".")
-        os.close(fd)
+        with signals_held():        # a signal between mkstemp's open and `tmp` would leave it behind
+            fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=TEMPORARY_SUFFIX,
+                                       dir=path.parent if str(path.parent) else ".")
+            os.close(fd)
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
@@ -253,6 +255,14 @@ def write_image(path: str | os.PathLike, frame: FramePixels | np.ndarray) -> Non
     pixels = as_pixels(frame)
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         (_write_ppm if path.suffix.lower() == ".ppm" else _write_png)(pixels, f)
+
+
+def png_bytes(frame: FramePixels | np.ndarray) -> bytes:
+    """One picture as the bytes of a PNG file, as write_image writes it (a notebook's
+    ``_repr_png_``)."""
+    buffer = io.BytesIO()
+    _write_png(as_pixels(frame), buffer)
+    return buffer.getvalue()
 
 
 class GifWriter:

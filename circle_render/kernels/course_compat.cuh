@@ -3,7 +3,7 @@
 //     #include "course_compat.cuh"
 // It includes helpers.cuh. Written from the course's documented interface (names, arguments and
 // meanings) and the facts of its harness (../shared/spec/course-facts.md), not from its code;
-// tests/test_course_compat_gpu.py checks each against NumPy, and benchmarks/course_helpers.py
+// tests/assignment/test_course_compat_gpu.py checks each against NumPy, and benchmarks/course_helpers.py
 // times each against a version written from the facts in the course's shapes.
 //
 //   uint                                   unsigned int (NVRTC has no glibc headers to give it)

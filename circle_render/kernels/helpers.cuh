@@ -1,6 +1,6 @@
 // Helpers for the assignment (docs/assignment.md): include them from your kernel with
 //     #include "helpers.cuh"
-// Everything here is what the project's own renderers use; tests/test_assignment_gpu.py tests
+// Everything here is what the project's own renderers use; tests/assignment/test_assignment_gpu.py tests
 // each one against NumPy. The shading constants come from circle_render/constants.py as compile
 // options prefixed CR_ (CR_FLAT_ALPHA, ...): no other project macro reaches your file, so your
 // own #define TILE_SIZE 32 is yours. For the course's names (cuConstRendererParams, shadePixel,

@@ -41,7 +41,7 @@ def snow(seed: int) -> Scene:
 @functools.lru_cache(maxsize=4)
 def _snowsingle_text(seed: int) -> str:
     """The course's particle file of snow after SNOWSINGLE_STEPS steps. The steps are cpu-fast's
-    compiled snow step, bit-identical to the NumPy one (tests/test_snow.py checks all 401):
+    compiled snow step, bit-identical to the NumPy one (tests/scenes/test_snow.py checks all 401):
     0.1 s instead of 1.6 s on two cores."""
     from circle_render.cpu.fast import PARALLEL
     from circle_render.cpu.fast_animation import advance

@@ -2,7 +2,7 @@
 ...), one function per kernel, named after it and taking the geometry as arguments, so that a
 test can run a kernel and its twin on the same input with any tuned constants and compare.
 
-The naming rule is checked by tests/test_twins.py: every ``extern "C"`` kernel has a function
+The naming rule is checked by tests/cuda/test_twins.py: every ``extern "C"`` kernel has a function
 of its name in its file's twin module, or an entry in that module's NO_TWIN saying why not.
 Integer stages (binning, scans) are compared exactly; images within the course's tolerance,
 or exactly where both sides round the same way (kernels compiled without contraction).
