@@ -133,10 +133,14 @@ def main() -> None:
     renderers = a.renderers.split(",")
     record = {"commit": current_commit(), "host": platform.node(), "cpus": os.cpu_count(), "runs": a.runs,
               "method": "one whole picture per call, host clock, min over runs; circle-render: render() with "
-                        "the options; libraries: benchmarks/cpu_peers.py; differences against -r cpu at 8 bits",
+                        "the options; libraries: benchmarks/cpu_peers.py; differences against the reference "
+                        "renderer at 8 bits",
               "off_by": OFF_BY, "renderers": renderers, "reference": a.reference,
               "missing": sorted(set(cpu_peers.PER_CIRCLE_ALPHA) - set(peers_for(False))), "cases": {}}
-    ours(circles("rgb", "half", True), 8, "cpu")                 # first call: imports, compiles
+    for r in {a.reference, *renderers}:                           # first calls: imports, compiles
+        for aa in (False, True):
+            ours(circles("rgb", "half", aa), 8, r)
+    record["load_average_at_start"] = [round(v, 2) for v in os.getloadavg()]     # a shared machine: say how busy
     for case in a.cases.split(","):
         name, size = case.split("@")
         n = int(size)
@@ -152,6 +156,7 @@ def main() -> None:
                     extra = f"  x{v['x_fastest_library']} the fastest library" if "x_fastest_library" in v else ""
                     print(f"  {who:<22} {v['s']:9.4f} s  max diff {v['max_abs_diff']:.3f}  "
                           f"pixels off > {OFF_BY}: {v['pixels_off']}{extra}", flush=True)
+    record["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
     print(f"wrote {save(record, a.output)}", file=sys.stderr)
 
 

@@ -18,7 +18,18 @@ import threading
 import numpy as np
 
 from circle_render.constants import SNOW_RAMP
-from circle_render.cpu.fast_types import Circles, Counts, Entries, Fields, Frame, Shading, TileGrid, Tiles, fields
+from circle_render.cpu.fast_types import (
+    Circles,
+    Counts,
+    Entries,
+    Fields,
+    Frame,
+    Paint,
+    Shading,
+    TileGrid,
+    Tiles,
+    fields,
+)
 from circle_render.cpu.shading import clear_rows, pixel_centres
 from circle_render.scenes.scene import SNOW, Scene
 
@@ -35,9 +46,13 @@ centres = functools.lru_cache(maxsize=8)(pixel_centres)    # (size,) float32, re
 
 
 @functools.lru_cache(maxsize=8)
-def shading(width: int, height: int, snow: bool) -> Fields:
-    """The Shading a frame of this size takes (its fields: see fast_types.py)."""
-    return fields(Shading(SNOW_RAMP, centres(width), centres(height), snow))
+def shading(width: int, height: int, snow: bool, scale: int | None = None) -> Fields:
+    """The Shading a frame of this size takes (its fields: see fast_types.py); ``scale``: a
+    drawing's S, whose pixel centres are (1/S) * (i + 0.5) on both axes (None: the course's,
+    1/width and 1/height)."""
+    if scale is None:
+        return fields(Shading(SNOW_RAMP, centres(width), centres(height), snow))
+    return fields(Shading(SNOW_RAMP, centres(scale)[:width], centres(scale)[:height], snow))
 
 
 def parts(threads: int, tiles: int) -> int:
@@ -55,17 +70,21 @@ class TileLists:
         self.entries = Entries(np.empty(0, np.int32), np.empty((0, 4), np.int32), np.empty((0, 8), np.float32))
         self._entries = fields(self.entries)
 
-    def tiles(self, scene: Scene, width: int, height: int, threads: int) -> Tiles:
-        """The scene's tile lists (fast_bins), TILE_W x TILE_H tiles with both sides doubled
-        while there would be more than MAX_BIN_ENTRIES (circle, tile) pairs."""
+    def tiles(self, scene: Circles, width: int, height: int, threads: int, scale: int | None = None) -> Tiles:
+        """The circles' tile lists (fast_bins), TILE_W x TILE_H tiles with both sides doubled
+        while there would be more than MAX_BIN_ENTRIES (circle, tile) pairs. ``scale``: the
+        pixels of a unit on both axes (a drawing's S); None: width along x, height along y
+        (the course's rule)."""
         from circle_render.cpu.fast_bins import count_tiles, count_tiles_serial, list_tiles, list_tiles_serial
-        if self.shown.shape[0] != scene.n:
-            self.shown = np.empty(scene.n, np.int32)
-        circles = fields(Circles(scene.position, scene.radius, scene.color))
-        serial = scene.n < SERIAL_CIRCLES
+        n = scene.radius.shape[0]
+        if self.shown.shape[0] != n:
+            self.shown = np.empty(n, np.int32)
+        circles = fields(scene)
+        serial = n < SERIAL_CIRCLES
         tw, th = TILE_W, TILE_H
+        sx, sy = (width, height) if scale is None else (scale, scale)
         while True:
-            grid = TileGrid(width, height, tw, th, -(-width // tw), -(-height // th))
+            grid = TileGrid(width, height, tw, th, -(-width // tw), -(-height // th), sx, sy)
             with PARALLEL:
                 counted = (count_tiles_serial(circles, fields(grid), self.shown) if serial else
                            count_tiles(circles, fields(grid), parts(threads, grid.tiles_x * grid.tiles_y), self.shown))
@@ -73,15 +92,16 @@ class TileLists:
             if counts.starts[-1] <= MAX_BIN_ENTRIES or (tw >= width and th >= height):    # one tile takes any count
                 break
             tw, th = 2 * tw, 2 * th
-        entries = int(counts.starts[-1])
-        if self.entries.ids.shape[0] < entries:
+        entries, record = int(counts.starts[-1]), scene.records.shape[1]
+        if self.entries.ids.shape[0] < entries or self.entries.data.shape[1] != record:
             grown = entries + entries // 4
             self.entries = Entries(np.empty(grown, np.int32), np.empty((grown, 4), np.int32),
-                                   np.empty((grown, 8), np.float32))
+                                   np.empty((grown, record), np.float32))
             self._entries = fields(self.entries)
         with PARALLEL:
             (list_tiles_serial if serial else list_tiles)(circles, fields(grid), counted, self.shown, self._entries)
-        return Tiles(tw, th, grid.tiles_x, counts.starts, counts.costs, self.entries.boxes, self.entries.data)
+        return Tiles(tw, th, grid.tiles_x, counts.starts, counts.costs, self.entries.boxes, self.entries.data,
+                     self.entries.ids)
 
 
 class Painted:
@@ -127,9 +147,11 @@ def chunks(costs: np.ndarray, threads: int) -> list[np.ndarray]:
 
 
 def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted: np.ndarray, snow: bool,
-         threads: int) -> None:
-    """fast_kernels.render_tiles over every tile with circles, or painted where the frame is
-    cleared (``background`` not None), in chunks on ``threads`` threads."""
+         threads: int, paint: Paint | None = None) -> None:
+    """fast_kernels.render_tiles (with ``paint``, a drawing: fast_drawing.paint_tiles) over every
+    tile with circles, or painted where the frame is cleared (``background`` not None), in
+    chunks on ``threads`` threads."""
+    from circle_render.cpu.fast_drawing import paint_tiles
     from circle_render.cpu.fast_kernels import render_tiles
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
@@ -140,15 +162,22 @@ def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted
     lists = fields(tiles)
     for part in chunks(costs, threads):
         with PARALLEL:
-            render_tiles(frame, lists, shading(width, height, snow), part, min(threads, part.size))
+            if paint is None:
+                render_tiles(frame, lists, shading(width, height, snow), part, min(threads, part.size))
+            else:
+                paint_tiles(frame, lists, fields(paint), shading(width, height, snow, paint.scale), part,
+                            min(threads, part.size))
 
 
 def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, background: np.ndarray | None = None,
-                 painted: Painted | None = None, lists: TileLists | None = None) -> np.ndarray:
+                 painted: Painted | None = None, lists: TileLists | None = None,
+                 prepared: PreparedPaint | None = None) -> np.ndarray:
     """Blend all circles of ``scene`` into ``image`` ((H, W, 4) float32, C-contiguous, in place),
-    exactly as the reference (cpu/reference.py render_planes) does. With ``background`` ((H, 4)
-    float32, each row's clear colour), the image is cleared first, tile by tile as it is drawn;
-    ``painted`` says what of the image may differ from the background, and is kept up to date."""
+    exactly as the reference (cpu/reference.py render_planes) does; a scene with a drawing as
+    cpu/reference_drawing.py does (premultiplied: the image holds P and A; ``prepared``: its
+    buffers, kept frame to frame). With ``background`` ((H, 4) float32, each row's clear colour),
+    the image is cleared first, tile by tile as it is drawn; ``painted`` says what of the image
+    may differ from the background, and is kept up to date."""
     import numba
 
     from circle_render.cpu.fast_numba import start_threads
@@ -156,18 +185,61 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, ba
     height, width, _ = image.shape
     threads = threads or numba.get_num_threads()
     lists, painted = lists or TileLists(), painted or Painted()
-    tiles = lists.tiles(scene, width, height, threads)
+    paint = None
+    if scene.drawing is None:
+        tiles = lists.tiles(Circles(scene.position, scene.radius, scene.color, COURSE_RECORDS), width, height,
+                            threads)
+    else:
+        prepared = prepared or PreparedPaint()
+        paint = prepared.paint(scene, width, height)
+        tiles = lists.tiles(Circles(scene.position, prepared.reach, scene.color, prepared.records), width, height,
+                            threads, scale=paint.scale)
     spans = painted.for_grid((tiles.tile_w, tiles.tile_h, tiles.tiles_x, tiles.costs.size), width, height)
-    draw(image, tiles, background, spans, scene.shading == SNOW, threads)
+    draw(image, tiles, background, spans, scene.shading == SNOW, threads, paint)
     return image
+
+
+class PreparedPaint:
+    """A drawing's per-circle buffers (fast_drawing.prepare_paint), kept from frame to frame:
+    how far each circle's box reaches, and the record each of its list entries holds."""
+
+    def __init__(self) -> None:
+        self.reach = np.empty(0, np.float32)
+        self.records = np.empty((0, 0), np.float32)
+
+    def paint(self, scene: Scene, width: int, height: int) -> Paint:
+        """The scene's drawing as the kernels take it, its records made from the scene's
+        current circles (docs/drawing.md: once per circle a frame)."""
+        from circle_render.cpu.fast_drawing import OUTLINED_RECORD, RECORD, prepare_paint
+        drawing = scene.drawing
+        assert drawing is not None
+        n = scene.n
+        shape = (n, OUTLINED_RECORD if drawing.outlined else RECORD)
+        if self.records.shape != shape:
+            self.reach, self.records = np.empty(n, np.float32), np.zeros(shape, np.float32)
+        paint = Paint(drawing.rgba, UNREAD if drawing.edge_rgba is None else drawing.edge_rgba,
+                      NO_WIDTHS if drawing.edge_width is None else drawing.edge_width, max(width, height),
+                      drawing.antialias, drawing.outlined, scene.shading == SNOW)
+        with PARALLEL:
+            prepare_paint(fields(Circles(scene.position, scene.radius, scene.color, self.records)), fields(paint),
+                          self.reach, self.records)
+        return paint
+
+
+NO_WIDTHS = np.zeros(0, np.float32)             # a Paint's edge widths without outlines
+COURSE_RECORDS = np.zeros((0, 8), np.float32)   # a course scene's Circles.records: made by the lists
 
 
 class CpuFastRenderer:
     """cpu-fast behind the renderer interface (circle_render/interface.py). clear() only notes
     that the picture is to start from the background: render() writes it tile by tile as it
-    blends (one pass over the image, not two), and only where the image is not background."""
+    blends (one pass over the image, not two), and only where the image is not background.
+    A scene with a drawing (``scene.drawing``, docs/drawing.md) takes the drawing path
+    (cpu/fast_drawing.py): the image holds premultiplied colour and alpha, turned into straight
+    colour when read, where the background is not opaque."""
 
     name = "cpu-fast"
+    draws_drawings = True
 
     scene: Scene
     image: np.ndarray                    # (H, W, 4) float32, row 0 at the bottom
@@ -180,9 +252,16 @@ class CpuFastRenderer:
         start_threads()                                                  # numba's, on first use
         self.scene, self.width, self.height = scene.copy(), width, height
         self.image = np.empty((height, width, 4), dtype=np.float32)
-        self._background = clear_rows(height, scene.shading)            # (H, 4) each row's clear colour
+        drawing = scene.drawing
+        if drawing is None:
+            self._background = clear_rows(height, scene.shading)        # (H, 4) each row's clear colour
+        else:                                                            # ... premultiplied: P = A * C, A
+            from circle_render.cpu.reference_drawing import clear_planes
+            self._background = np.ascontiguousarray(clear_planes(drawing, scene.shading, height).T)
+        self._straight = None if drawing is None or drawing.opaque else np.empty_like(self.image)
         self._painted = Painted()                                         # what may differ from that
         self._lists = TileLists()                                        # binning buffers
+        self._prepared = PreparedPaint()                                 # a drawing's per-circle buffers
         self._clear_pending = False
         self._fill_background()                                          # a new picture is blank
 
@@ -213,25 +292,28 @@ class CpuFastRenderer:
 
     def render(self) -> None:
         render_image(self.scene, self.image, self.threads, self._background if self._clear_pending else None,
-                     self._painted, self._lists)
+                     self._painted, self._lists, self._prepared)
         self._clear_pending = False
 
     def synchronize(self) -> None:
         pass
 
     def get_image(self) -> np.ndarray:
-        """(H, W, 4) float32, row 0 at the bottom. After clear() with no render() since (or one
-        that was interrupted), the background."""
-        if self._clear_pending:                        # cleared, never drawn: the background
-            self._fill_background()
-        return self.image.copy()
+        """(H, W, 4) float32, row 0 at the bottom (a drawing: straight colour and alpha). After
+        clear() with no render() since (or one that was interrupted), the background."""
+        return self.image_view().copy()
 
     def image_view(self) -> np.ndarray:
         """get_image() without the copy: the renderer's own image, valid until its next call
         (writers read it in strips: no second full-size float image; io/pixels.py)."""
         if self._clear_pending:
             self._fill_background()
-        return self.image
+        if self._straight is None:
+            return self.image
+        from circle_render.cpu.fast_drawing import unpremultiply
+        with PARALLEL:
+            unpremultiply(self.image, self._straight)
+        return self._straight
 
     def _fill_background(self) -> None:
         from circle_render.cpu.fast_kernels import fill_rows

@@ -33,46 +33,47 @@ def tile_rect(t: int, tiles_x: int, tile_w: int, tile_h: int, width: int, height
 
 
 @numba.njit(inline="always")
-def _d2(px: float, cx: float, dy2: float) -> float:
+def squared_distance(px: float, cx: float, dy2: float) -> float:
     """The reference's squared distance, (dy*dy) + (dx*dx), in float32."""
     dx = px - cx
     return dy2 + dx * dx
 
 
 @numba.njit(inline="always")
-def _row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int, width: int) -> tuple[int, int]:
-    """The covered pixels [a, b) of one row within [lo, hi). Along a row d2 falls then rises, so
-    the covered pixels are one run, holding the pixel nearest the centre when there are any
-    (near or a neighbour: the rounding). Float estimates of the ends are corrected by the exact
-    test, so the span is exactly the pixels with d2 <= r2."""
+def row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int, scale: int) -> tuple[int, int]:
+    """The pixels [a, b) of one row within [lo, hi) with d2 <= r2 (cx: the pixel centres,
+    ``scale`` pixels a unit). Along a row d2 falls then rises, so those pixels are one run,
+    holding the pixel nearest the centre when there are any (near or a neighbour: the
+    rounding). Float estimates of the ends are corrected by the exact test, so the span is
+    exactly the pixels with d2 <= r2."""
     if hi - lo <= SHORT_ROW:                         # tiny boxes: test every pixel
         a = lo
-        while a < hi and _d2(px, cx[a], dy2) > r2:
+        while a < hi and squared_distance(px, cx[a], dy2) > r2:
             a += 1
         b = hi
-        while b > a and _d2(px, cx[b - 1], dy2) > r2:
+        while b > a and squared_distance(px, cx[b - 1], dy2) > r2:
             b -= 1
         return a, b
-    centre = np.float64(px) * width - 0.5            # in pixel indices
+    centre = np.float64(px) * scale - 0.5            # in pixel indices
     near = min(max(int(np.floor(centre + 0.5)), lo), hi - 1)
-    half = np.sqrt(max(np.float64(r2) - np.float64(dy2), 0.0)) * width
+    half = np.sqrt(max(np.float64(r2) - np.float64(dy2), 0.0)) * scale
     a = max(lo, min(int(np.ceil(centre - half)), near - 1))
-    if _d2(px, cx[a], dy2) <= r2:
-        while a > lo and _d2(px, cx[a - 1], dy2) <= r2:
+    if squared_distance(px, cx[a], dy2) <= r2:
+        while a > lo and squared_distance(px, cx[a - 1], dy2) <= r2:
             a -= 1
     else:
         a += 1
-        while a <= near + 1 and a < hi and _d2(px, cx[a], dy2) > r2:
+        while a <= near + 1 and a < hi and squared_distance(px, cx[a], dy2) > r2:
             a += 1
         if a > near + 1 or a == hi:
             return lo, lo                            # no pixel of this row is covered
     b = min(hi - 1, max(int(np.floor(centre + half)), near + 1, a))
-    if _d2(px, cx[b], dy2) <= r2:
-        while b < hi - 1 and _d2(px, cx[b + 1], dy2) <= r2:
+    if squared_distance(px, cx[b], dy2) <= r2:
+        while b < hi - 1 and squared_distance(px, cx[b + 1], dy2) <= r2:
             b += 1
     else:
         b -= 1
-        while _d2(px, cx[b], dy2) > r2:              # stops at a, which is covered
+        while squared_distance(px, cx[b], dy2) > r2:              # stops at a, which is covered
             b -= 1
     return a, b + 1
 
@@ -99,7 +100,7 @@ def _blend_snow(row: np.ndarray, base: np.uint64, a: int, b: int, px: float, dy2
     steps = f32(last)
     falloff = f32(-1) * f32(SNOW_FALLOFF)
     for x in range(np.uint64(a), np.uint64(b)):
-        d = np.sqrt(_d2(px, cx[x], dy2)) / radius
+        d = np.sqrt(squared_distance(px, cx[x], dy2)) / radius
         scaled = d * steps
         entry = min(np.int32(scaled), last)
         weight = scaled - f32(entry)
@@ -125,20 +126,38 @@ def _fill(flat: np.ndarray, base: np.uint64, lo: int, hi: int, colour: np.ndarra
 
 
 @numba.njit(inline="always")
+def clear_painted(flat: np.ndarray, tile: int, ty0: int, ty1: int, width: int, background: np.ndarray,
+                  painted: np.ndarray) -> None:
+    """Rows [ty0, ty1) of a tile: what the last frames painted set back to each row's background
+    colour (background (H, 4)), and its spans emptied (painted: Frame.painted)."""
+    for y in range(ty0, ty1):
+        _fill(flat, np.uint64(y) * np.uint64(4 * width), painted[tile, y - ty0, 0], painted[tile, y - ty0, 1],
+              background[y])
+        painted[tile, y - ty0, 0] = painted[tile, y - ty0, 1] = 0
+
+
+@numba.njit(inline="always")
+def add_painted(row: np.ndarray, a: int, b: int) -> None:
+    """Pixels [a, b) of a tile row added to its painted span (row: (2,) int32 [lo, hi))."""
+    if a < b:
+        if row[0] < row[1]:
+            row[0], row[1] = min(row[0], a), max(row[1], b)
+        else:
+            row[0], row[1] = a, b
+
+
+@numba.njit(inline="always")
 def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shading: Fields, width: int,
                height: int) -> None:
     """Tile ``tile``: if the frame clears, its painted pixels set back to the background; then
     its circles blended, each pixel's in index order, their row spans added to what is painted.
     flat: the frame's image as one row of floats."""
     _, clear, background, painted = frame
-    tile_w, tile_h, tiles_x, starts, _, boxes, data = lists
+    tile_w, tile_h, tiles_x, starts, _, boxes, data, _ = lists
     ramp, cx, cy, snow = shading
     tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
     if clear:
-        for y in range(ty0, ty1):
-            _fill(flat, np.uint64(y) * np.uint64(4 * width), painted[tile, y - ty0, 0], painted[tile, y - ty0, 1],
-                  background[y])
-            painted[tile, y - ty0, 0] = painted[tile, y - ty0, 1] = 0
+        clear_painted(flat, tile, ty0, ty1, width, background, painted)
     for i in range(starts[tile], starts[tile + 1]):
         px, py, r = data[i, 0], data[i, 1], data[i, 2]
         r2 = r * r
@@ -146,13 +165,8 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
         for y in range(max(ty0, boxes[i, 2]), min(ty1, boxes[i, 3])):
             dy = py - cy[y]
             dy2 = dy * dy
-            a, b = _row_span(px, r2, dy2, cx, lo, hi, width)
-            if a < b:
-                row = painted[tile, y - ty0]
-                if row[0] < row[1]:
-                    row[0], row[1] = min(row[0], a), max(row[1], b)
-                else:
-                    row[0], row[1] = a, b
+            a, b = row_span(px, r2, dy2, cx, lo, hi, width)
+            add_painted(painted[tile, y - ty0], a, b)
             base = np.uint64(y) * np.uint64(4 * width)
             if snow:
                 _blend_snow(flat, base, a, b, px, dy2, cx, r, data[i, 6], ramp)

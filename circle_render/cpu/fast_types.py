@@ -14,16 +14,22 @@ import numpy as np
 
 
 class Circles(NamedTuple):
-    """A scene's circles: position (n, 3), radius (n,), color (n, 3), all float32."""
+    """A scene's circles as the lists take them: position (n, 3), radius (n,) (the reach of
+    its pixel box), color (n, 3), all float32; records (n, k) float32, what each entry of a
+    drawing's circle holds (cpu/fast_drawing.py prepare_paint), or (0, 8) for a course scene,
+    whose entries are made from the colours (fast_bins._record)."""
 
     position: np.ndarray
     radius: np.ndarray
     color: np.ndarray
+    records: np.ndarray
 
 
 class TileGrid(NamedTuple):
     """The image (width x height pixels) and its tiles: tile_w x tile_h pixels (powers of two),
-    tiles_x x tiles_y of them, row-major."""
+    tiles_x x tiles_y of them, row-major; scale_x, scale_y: the pixels of one unit of the
+    circles' coordinates along x and y (a circle's box is the course's formula with them:
+    width and height for the course's scenes, S = max(width, height) for a drawing)."""
 
     width: int
     height: int
@@ -31,6 +37,8 @@ class TileGrid(NamedTuple):
     tile_h: int
     tiles_x: int
     tiles_y: int
+    scale_x: int
+    scale_y: int
 
 
 class Counts(NamedTuple):
@@ -47,8 +55,8 @@ class Counts(NamedTuple):
 
 class Entries(NamedTuple):
     """The lists' entries, tile by tile (the buffers may be longer than needed): ids (entries,)
-    int32, the circles' indices; boxes (entries, 4) int32, their pixel boxes; data (entries, 8)
-    float32, what their blends need (fast_bins._record)."""
+    int32, the circles' indices; boxes (entries, 4) int32, their pixel boxes; data (entries, k)
+    float32, what their blends need (fast_bins._record: k = 8; a drawing's records)."""
 
     ids: np.ndarray
     boxes: np.ndarray
@@ -57,8 +65,8 @@ class Entries(NamedTuple):
 
 class Tiles(NamedTuple):
     """Each tile's circles: tile t (row-major, tile_w x tile_h pixels, tiles_x to a row) lists
-    entries [starts[t], starts[t + 1]) of boxes (entries, 4) int32 and data (entries, 8) float32,
-    and its circles' boxes cover costs[t] of its pixels (with repeats)."""
+    entries [starts[t], starts[t + 1]) of boxes (entries, 4) int32, data (entries, k) float32 and
+    ids (entries,) int32, and its circles' boxes cover costs[t] of its pixels (with repeats)."""
 
     tile_w: int
     tile_h: int
@@ -67,6 +75,7 @@ class Tiles(NamedTuple):
     costs: np.ndarray
     boxes: np.ndarray
     data: np.ndarray
+    ids: np.ndarray
 
 
 class Frame(NamedTuple):
@@ -88,6 +97,21 @@ class Shading(NamedTuple):
     ramp: np.ndarray
     cx: np.ndarray
     cy: np.ndarray
+    snow: bool
+
+
+class Paint(NamedTuple):
+    """A scene's drawing as cpu-fast's drawing kernels take it (cpu/fast_drawing.py; the
+    arithmetic is docs/drawing.md's): rgba (n, 4) fill colour and alpha; edge (n, 4) outline
+    colour and alpha and edge_width (n,) its width, ((0, 4) and (0,) without outlines), all
+    float32; scale: S, the pixels of one picture unit; antialias; outlined; snow: snow shading."""
+
+    rgba: np.ndarray
+    edge: np.ndarray
+    edge_width: np.ndarray
+    scale: int
+    antialias: bool
+    outlined: bool
     snow: bool
 
 

@@ -219,8 +219,7 @@ def test_update_before_set_and_bad_canvases():
     with pytest.raises(ArgumentError, match=r"call set\(positions, radii, colors\) first"):
         Canvas(8, 8).update(positions=[[0.5, 0.5]])
     for kwargs, message in (({"width": 0}, "width must be a whole number"), ({"renderer": "gpu"}, "unknown renderer"),
-                            ({"shading": "glow"}, "shading must be"), ({"background": "purple"}, "background must be"),
-                            ({"renderer": "cpu-fast", "antialias": True}, "does not draw the drawing options")):
+                            ({"shading": "glow"}, "shading must be"), ({"background": "purple"}, "background must be")):
         args = {"width": 8, "height": 8, **kwargs}
         with pytest.raises(ValueError, match=message):
             Canvas(args.pop("width"), args.pop("height"), **args)

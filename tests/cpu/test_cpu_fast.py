@@ -24,8 +24,8 @@ from circle_render.scenes.scene import FLAT, SNOW, Scene
 def bin_both_ways(scene, width, height, tile_w, tile_h):
     """(starts, costs, ids, entry_boxes, entry_data) from the serial kernels, after checking
     that the parallel ones make the same lists whatever the number of parts."""
-    grid = fields(TileGrid(width, height, tile_w, tile_h, -(-width // tile_w), -(-height // tile_h)))
-    circles = fields(Circles(scene.position, scene.radius, scene.color))
+    grid = fields(TileGrid(width, height, tile_w, tile_h, -(-width // tile_w), -(-height // tile_h), width, height))
+    circles = fields(Circles(scene.position, scene.radius, scene.color, fast.COURSE_RECORDS))
 
     def lists(count, make):
         shown = np.empty(scene.n, np.int32)
@@ -100,7 +100,7 @@ def test_grown_tiles_are_still_exact(monkeypatch):
     """Big images double the tile side to bound the bin lists; force that at a small size."""
     monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", 50)
     scene = make_scene("rand10k", 2)
-    tiles = fast.TileLists().tiles(scene, 90, 90, 2)
+    tiles = fast.TileLists().tiles(Circles(scene.position, scene.radius, scene.color, fast.COURSE_RECORDS), 90, 90, 2)
     assert (tiles.tile_w, tiles.tile_h) != (fast.TILE_W, fast.TILE_H)
     assert same_bits(reference_image(scene, 90, 90), fast.reference_image(scene, 90, 90))
 

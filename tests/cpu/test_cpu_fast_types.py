@@ -50,6 +50,6 @@ def test_the_kernels_take_structures_not_long_argument_lists():
 
 
 def test_fields_is_the_plain_tuple_numba_types_in_c():
-    grid = fast_types.TileGrid(64, 32, 16, 16, 4, 2)
+    grid = fast_types.TileGrid(64, 32, 16, 16, 4, 2, 64, 64)
     plain = fast_types.fields(grid)
-    assert type(plain) is tuple and plain == (64, 32, 16, 16, 4, 2)
+    assert type(plain) is tuple and plain == (64, 32, 16, 16, 4, 2, 64, 64)

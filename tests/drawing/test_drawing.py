@@ -309,7 +309,6 @@ ONE = {"positions": [[0.5, 0.5]], "radii": [0.1], "colors": [[1, 0, 0]], "width"
     ({"positions": [[5e7, 0.5]], "extent": (0, 1000, 0, 1)}, r"positions = 50000.0 is out of range.* in picture units"),
     ({"positions": [[np.inf, 0.5]], "extent": (0, 10, 0, 1)},
      r"positions must be finite, got 'inf' \(at positions\[0, 0\]\)"),
-    ({"renderer": "cpu-fast", "antialias": True}, "renderer 'cpu-fast' does not draw the drawing options"),
 ])
 def test_bad_options_are_one_value_error_naming_the_argument(change, message):
     args = dict(ONE, **change)

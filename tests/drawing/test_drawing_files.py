@@ -138,7 +138,7 @@ def test_auto_draws_a_drawing_with_a_renderer_that_can(tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["-r", "cpu-fast", "-o", "x.png"], "renderer 'cpu-fast' does not draw the drawing options"),
+    (["-r", "cuda-starter", "-o", "x.png"], "renderer 'cuda-starter' does not draw the drawing options"),
     (["-r", "cpu", "-o", "x.ppm"], "this scene's background is not opaque and a .ppm file keeps no alpha channel"),
     (["-r", "cpu", "-o", "x.gif"], "a .gif file keeps no alpha channel"),
     (["-r", "cpu", "-i"], "the viewer (-i) does not draw the drawing options"),
