@@ -310,13 +310,16 @@ class GifWriter:
             self._queue[-1][2] += 1                  # a repeat: the frame before is shown longer
             return
         self._last = rgb
-        self._queue.append([self._pool.submit(_gif_frame, rgb), k, 1])
+        with signals_held():     # an interrupt inside submit() could leave the pool's lock held
+            future = self._pool.submit(_gif_frame, rgb)
+        self._queue.append([future, k, 1])
         while len(self._queue) > 2 * self.threads:
             self._write_oldest()
 
     def _write_oldest(self) -> None:
         future, first, shown = self._queue.pop(0)
-        header, image = future.result()
+        with signals_held():     # (and inside result(), the future's): the workers would hang
+            header, image = future.result()
         if self.added == 0:
             self._file.write(header)
         delay = self._start_cs(first + shown) - self._start_cs(first)

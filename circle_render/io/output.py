@@ -104,11 +104,14 @@ class Sequence(Output):
             self._collect_oldest()
         pixels = as_pixels(frame).keepable(self.pool)
         path = frame_path(self.path, k)
-        self.pending.append((path, self.pool.submit(write_image, path, pixels)))
+        with signals_held():                # an interrupt inside submit() could leave the pool's lock held
+            future = self.pool.submit(write_image, path, pixels)
+        self.pending.append((path, future))
 
     def _collect_oldest(self) -> None:
         path, future = self.pending[0]
-        future.result()                     # its error (a full disk) is raised here
+        with signals_held():                # (or the future's, in result()): the writers would hang
+            future.result()                 # its error (a full disk) is raised here
         self.pending.popleft()
         self.written.append(path)
 

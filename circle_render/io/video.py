@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from circle_render.io.images import OutputError, WriteFailed, atomic_path
+from circle_render.io.images import OutputError, WriteFailed, atomic_path, signals_held
 from circle_render.io.pixels import FramePixels, as_pixels
 
 EXTRA = "pip install 'circle-render[video]'"
@@ -188,7 +188,8 @@ class VideoWriter:
         item = pixels.rgba8 if pixels.rgba8 is not None and pixels.owned else pixels.rgb_kept()
         while True:                         # wait for room, but see the encoder's failure if it comes
             try:
-                self._queue.put(item, timeout=0.2)
+                with signals_held():        # an interrupt inside put() could leave the queue's lock held
+                    self._queue.put(item, timeout=0.2)
                 break
             except queue.Full:
                 self._raise_error()
