@@ -25,6 +25,7 @@ import numpy as np
 
 from circle_render import registry
 from circle_render.canvas.circles import Circles, HostChecks
+from circle_render.canvas.gpu_moves import MoveGraphs
 from circle_render.canvas.inputs import KDL_CPU, KDL_CUDA, ArgumentError, host_value, side
 from circle_render.canvas.picture import host_picture, picture_dtype
 from circle_render.constants import FLAT_ALPHA
@@ -35,6 +36,7 @@ from circle_render.interface import Renderer
 from circle_render.scenes.scene import FLAT, SNOW, Scene
 
 f32 = np.float32
+_MOVED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))   # read as they are (inputs.py device_view)
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ class Canvas:
         self._exported: Any = None                 # the picture __dlpack__ and __cuda_array_interface__ give
         self._deferred: Any = None                 # on the GPU: the flags of checks read later (_Deferred)
         self._pending: tuple[Any, Circles] | None = None   # (its GpuChecks, the circles before) of an unread check
+        self._moves = MoveGraphs()                  # on the GPU: update(positions=...) captured per array
 
     # ------------------------------------------------------------------ circles in
 
@@ -220,20 +223,30 @@ class Canvas:
         the canvas's flags, the renderer's copy runs only if they are clean (on the device),
         and the flags cross to page-locked memory behind them; the next call on the canvas
         reads them (_settle) and raises the error of a refused update, whose values were never
-        drawn."""
+        drawn. An array moved again replays those three as one graph (gpu_moves.py)."""
         import cupy as cp
 
         from circle_render.canvas.on_gpu import GpuChecks
-        assert self._device is not None
+        device = self._device
+        assert device is not None
         with self._on_device():
             deferred = self._deferred = self._deferred or _Deferred()
-            checks = GpuChecks(self._host, self._device, flags=deferred.flags)
-            xyz = checks.positions(positions, old.n)
-            self._renderer.update_circles(position=xyz, guard=deferred.flags)
-            stream = cp.cuda.get_current_stream()
-            cp.cuda.runtime.memcpyAsync(deferred.host.ctypes.data, deferred.flags.data.ptr, deferred.host.nbytes,
-                                        cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-            deferred.event.record(stream)
+            if type(positions) is cp.ndarray and positions.dtype in _MOVED_DTYPES \
+                    and positions.shape in ((old.n, 2), (old.n, 3)) and positions.device.id == device:
+                a = positions                   # read as GpuChecks.read_positions would: checked already
+            else:
+                a = GpuChecks(self._host, device).read_positions(positions, old.n)
+
+            def queue(a: Any, staging: Any) -> Any:
+                checks = GpuChecks(self._host, device, flags=deferred.flags)
+                checks.place_positions(checks.read_positions(a, old.n), staging)
+                self._renderer.update_circles(position=staging, guard=deferred.flags)
+                stream = cp.cuda.get_current_stream()
+                cp.cuda.runtime.memcpyAsync(deferred.host.ctypes.data, deferred.flags.data.ptr, deferred.host.nbytes,
+                                            cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+                return checks
+            xyz, checks = self._moves.move(a, old.xyz, queue)
+            deferred.event.record(cp.cuda.get_current_stream())
             self._pending = (checks, old)
             self._circles, self._drawn = Circles(xyz, old.radius, old.rgba, old.outline), False
 
@@ -313,6 +326,7 @@ class Canvas:
             circles = circles.to_gpu() if mode.gpu else circles.to_host()
             renderer = self._load(circles, mode)
         self._circles, self._mode, self._renderer, self._drawn = circles, mode, renderer, False
+        self._moves.clear()                         # their graphs hold the renderer's buffers of before
 
     def _load(self, circles: Circles, mode: Mode) -> Renderer:
         r: Renderer = registry.create(mode.renderer, **_quiet(mode.renderer))

@@ -210,13 +210,23 @@ class GpuChecks:
         return device_view(name, value, self.device)
 
     def positions(self, value: Any, n: int | None = None) -> Any:
-        import cupy as cp
+        return self.place_positions(self.read_positions(value, n))
+
+    def read_positions(self, value: Any, n: int | None = None) -> Any:
+        """Positions on the GPU (a CuPy array, shape checked), not yet placed."""
         a = self.read("positions", value, f"an array of numbers of shape {POSITIONS}")
         if tuple(a.shape) == (0,) and n in (None, 0):       # no circles: [] for (0, 2)
             a = a.reshape(0, 2)
         check_positions(tuple(a.shape), n)
+        return a
+
+    def place_positions(self, a: Any, xyz: Any = None) -> Any:
+        """Positions ``a`` (read_positions) placed and checked into ``xyz`` ((n, 3) float32,
+        new if None)."""
+        import cupy as cp
         p = self.host.place
-        xyz = cp.empty((a.shape[0], 3), np.float32)
+        if xyz is None:
+            xyz = cp.empty((a.shape[0], 3), np.float32)
         depth = a.shape[1] == 3
         z = a[:, 2] if depth else np.float64(0)
         if a.shape[0]:

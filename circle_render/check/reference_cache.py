@@ -33,6 +33,7 @@ import numpy as np
 
 from circle_render.errors import UserError
 from circle_render.scenes import make_scene
+from circle_render.user_cache import cache_dir
 
 PACKAGE = Path(__file__).resolve().parent.parent
 SOURCE_FOLDERS = ("cpu", "scenes")     # what the reference image depends on
@@ -59,19 +60,6 @@ def reference_version() -> str:
             if f.suffix in (".py", ".json"):
                 h.update(f.relative_to(PACKAGE).as_posix().encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    """$CIRCLE_RENDER_CACHE, else the platform's user cache folder for circle-render."""
-    env = os.environ.get("CIRCLE_RENDER_CACHE")
-    if env:
-        return Path(env)
-    try:
-        from platformdirs import user_cache_dir
-    except ImportError:                       # a dependency missing: the XDG rule platformdirs follows on Linux
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "circle-render"
-    return Path(user_cache_dir("circle-render", appauthor=False))
 
 
 def reference_folder() -> Path:

@@ -18,7 +18,7 @@ import click
 from circle_render import registry
 from circle_render.check import reaper
 from circle_render.check.plugins import PluginError, load_renderer
-from circle_render.check.reference_cache import cache_dir, max_cache_bytes, reference_folder, renew_key
+from circle_render.check.reference_cache import max_cache_bytes, reference_folder, renew_key
 from circle_render.check.runner import LoadedRenderer, Workers
 from circle_render.check.sandbox import Isolation, choose, trusted
 from circle_render.check.scene_check import baseline_time, check_scene, mismatch_picture, write_log
@@ -26,6 +26,7 @@ from circle_render.check.tf import tf_source
 from circle_render.course import RULES, Rules, render_table, scene_score
 from circle_render.errors import UserError
 from circle_render.scenes import SCENE_NAMES, SCENES
+from circle_render.user_cache import cache_dir
 from circle_render.user_class import is_path, split_spec
 
 

@@ -25,7 +25,7 @@ KERNEL_DIR = Path(str(resources.files("circle_render") / "kernels"))
 # exact float32 rounding (no fused multiply-add) so the project's kernels match the NumPy
 # reference bit for bit; a student's file compiles as the course compiles (STUDENT_OPTIONS)
 BASE_OPTIONS = ("--std=c++17", "--fmad=false")
-_modules: dict[tuple[Any, ...], Any] = {}      # (device, name, options[, source]) -> cupy.RawModule
+_modules: dict[tuple[Any, ...], Any] = {}      # (device, name, options, a file's source) -> cupy.RawModule
 
 # The course's own headers: a port includes course_compat.cuh instead (docs/assignment.md, section 7).
 COURSE_HEADERS = ("exclusiveScan.cu_inl", "circleBoxTest.cu_inl", "lookupColor.cu_inl", "noiseCuda.cu_inl")
@@ -200,13 +200,19 @@ def load_module(name: str | Path, extra: Defines | None = None, fmad: bool | Non
     round as the NumPy reference does. A file gets student_compile_options(extra, options), as
     the course compiles (fused), or with project=True the options of kernels/ (the project's own
     kernels kept outside the package, such as benchmarks/ladder/). fmad=True or False decides
-    fusing whatever the kind (True: faster, no longer bit-exact)."""
+    fusing whatever the kind (True: faster, no longer bit-exact). A student's file is compiled
+    with its options exactly (cuda/nvrtc.py: CuPy would add -ftz=true); the others through CuPy."""
     import cupy
     is_file = is_kernel_file(name)
     chosen = module_options(name, extra, fmad, project, options)
-    key = (cupy.cuda.Device().id, str(name), chosen) + ((kernel_source(name),) if is_file else ())
-    if key not in _modules:     # the source (headers inlined) is read only when compiling
-        _modules[key] = cupy.RawModule(code=key[-1] if is_file else kernel_source(name), options=chosen)
+    text = kernel_source(name) if is_file else None     # a file's text is part of its key
+    key = (cupy.cuda.Device().id, str(name), chosen, text)
+    if key not in _modules:     # kernels/ sources (headers inlined) are read only when compiling
+        if text is not None and not project:    # as nvcc compiles it: no option of CuPy's own (nvrtc.py)
+            from circle_render.cuda.nvrtc import student_module
+            _modules[key] = student_module(text, Path(name).name, chosen)
+        else:
+            _modules[key] = cupy.RawModule(code=text or kernel_source(name), options=chosen)
     return _modules[key]
 
 

@@ -37,8 +37,9 @@
 //       what it costs: 3 block barriers, each warp's scan in shared memory; 32 entries or fewer
 //       are one warp scan by the block's first warp, no block barrier (that warp may call it
 //       alone). sInput may be sOutput. As with the course's, __syncthreads() before reading
-//       another thread's sOutput. Any other size (threads != size) takes a slower general path
-//       (the linear index from the block itself), also correct.
+//       another thread's sOutput. Any other size (threads != size, or not whole warps) stops
+//       the kernel, as it is outside the course's contract; define COURSE_SCAN_ANY_SHAPE
+//       before including this file for a slower general path that scans it.
 //
 // Kept your own copy of one of these (a shadePixel you changed but whose parameters are the
 // course's, the course's exclusiveScan.cu_inl beside your file)? Define COURSE_OWN_SHADE_PIXEL,
@@ -199,7 +200,12 @@ __device__ __inline__ void courseScanAnyShape(uint* sInput, uint* sOutput, volat
 // index in its block (threadIdx.y * blockDim.x + threadIdx.x), as the course requires. At most
 // 32 entries: one warp scan by the block's first warp (shuffles), no block barrier, as the
 // course's (so the threads of that warp may call it alone, e.g. under `if (threadIdx.x < 16)`).
-// Any other size: courseScanAnyShape.
+// Any other size breaks the course's contract: the kernel stops (__trap: "an illegal instruction
+// was encountered"), where the course's scan would give wrong sums and the course's checker a
+// wrong picture; with COURSE_SCAN_ANY_SHAPE defined, courseScanAnyShape scans it. That general
+// path is left out by default because its code alone, never run, made ptxas rebuild the
+// window's address on every call of the course's path: 4% slower at 32 x 32 than the facts'
+// scan (benchmarks/course_helpers.py).
 __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput, uint* sOutput,
                                                   volatile uint* sScratch, uint size) {
     const uint lane = threadIndex & 31, warp = threadIndex >> 5;
@@ -213,8 +219,12 @@ __device__ __inline__ void sharedMemExclusiveScan(int threadIndex, uint* sInput,
         return;
     }
     if (size != blockDim.x * blockDim.y * blockDim.z || size % 32 != 0) {
+#ifdef COURSE_SCAN_ANY_SHAPE
         courseScanAnyShape(sInput, sOutput, sScratch, size);
         return;
+#else
+        __trap();      // outside the course's contract, where its scan gives wrong sums: stop here
+#endif
     }
     const uint value = sInput[threadIndex];
     const uint inclusive = courseWarpWindowScan(value, sScratch + 64 * warp, lane);

@@ -3,6 +3,7 @@ scans from blocks of any shape, box tests and shadePixel against NumPy and the r
 four course-style ports in examples/course_port pass the course's check; a graph of render()
 draws what render() draws."""
 import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +37,38 @@ PORTS = _load(ROOT / "examples" / "course_port" / "course_ports.py", "course_por
 
 @pytest.mark.parametrize("block", [(256,), (16, 16), (32, 32), (8, 8, 4), (96,)])
 @pytest.mark.parametrize("size", [1024, 256, 1000, 37, 2048])
-def test_shared_mem_exclusive_scan_from_any_block(block, size):
+def test_shared_mem_exclusive_scan_from_any_block_when_asked(block, size):
+    """COURSE_SCAN_ANY_SHAPE: any size from any block (the general path)."""
     import cupy as cp
+
+    from circle_render.cuda.module import load_module
     v = np.random.default_rng(size).integers(0, 3, size).astype(np.uint32)
     out = cp.zeros(size, dtype=np.uint32)
-    _module().get_function("shared_scan")((1,), block, (cp.asarray(v), out, np.int32(size)))
+    load_module(KERNELS, {"COURSE_SCAN_ANY_SHAPE": 1}).get_function("shared_scan")(
+        (1,), block, (cp.asarray(v), out, np.int32(size)))
     assert np.array_equal(out.get(), np.cumsum(v) - v)
+
+
+def test_a_scan_outside_the_courses_contract_stops_the_kernel(tmp_path):
+    """By default a size other than the block's threads stops the kernel (the course's scan
+    would give wrong sums): in a process of its own, as the error ends its CUDA context."""
+    script = tmp_path / "misuse.py"
+    script.write_text(f"""
+import numpy as np, cupy as cp
+from pathlib import Path
+from circle_render.cuda.module import load_module
+k = load_module(Path({str(KERNELS)!r})).get_function("shared_scan")
+for size in (256, 512):                 # 256 threads: the course's case, then twice that
+    out = cp.zeros(size, dtype=np.uint32)
+    k((1,), (256,), (cp.ones(size, dtype=np.uint32), out, np.int32(size)))
+    print(size, int(out[-1]), flush=True)
+""")
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode != 0 and done.stdout.split() == ["256", "255"], (done.stdout, done.stderr[-500:])
+    assert "CUDA" in done.stderr or "cuda" in done.stderr, done.stderr[-500:]
 
 
 SHAPES = [(1,), (2,), (4,), (2, 2), (8,), (16,), (4, 4), (32,), (4, 8), (4, 4, 2), (64,), (8, 8), (128,), (256,),
@@ -91,6 +118,59 @@ def test_student_files_fuse_multiply_adds_unless_told_not_to():
         load_module(KERNELS, options=options).get_function("multiply_add")((1,), (1,), (x, out))
         got[options] = float(out.get()[0])
     assert got[()] == 2.0 ** -24 and got[("--fmad=false",)] == 0.0
+
+
+def test_student_files_keep_denormals_as_nvcc_does_unless_told_not_to():
+    # CuPy's own compile would add -ftz=true after the student's options (cuda/nvrtc.py)
+    import cupy as cp
+
+    from circle_render.cuda.module import load_module
+    x = cp.asarray(np.array([2.0 ** -120, 2.0 ** -10], dtype=np.float32))
+    got = {}
+    for options in ((), ("-ftz=true",), ("-ftz=false",)):
+        out = cp.full(1, -1, dtype=np.float32)
+        load_module(KERNELS, options=options).get_function("multiply")((1,), (1,), (x, out))
+        got[options] = float(out.get()[0])
+    assert got[()] == got[("-ftz=false",)] == 2.0 ** -130 and got[("-ftz=true",)] == 0.0
+
+
+def test_a_student_file_compiles_on_the_gpu_exactly_when_render_compile_passes_it(tmp_path, monkeypatch):
+    # the same options on both sides: nvcc's rules (a function without __device__ is the host's)
+    import cupy as cp
+
+    from circle_render.commands.compile import compile_file, load_nvrtc
+    from circle_render.cuda.module import load_module
+    from circle_render.cuda.nvrtc import StudentCompileError
+    monkeypatch.setenv("CIRCLE_RENDER_CACHE", str(tmp_path / "cache"))
+    lib = load_nvrtc()
+    for body, compiles in (("__device__ float twice(float v) { return 2 * v; }", True),
+                           ("float twice(float v) { return 2 * v; }", False)):
+        k = tmp_path / f"k{int(compiles)}.cu"
+        k.write_text(body + '\nextern "C" __global__ void run(float* out) { out[0] = twice(out[0]); }\n')
+        assert compile_file(k, nvrtc=lib).ok is compiles
+        if compiles:
+            out = cp.full(1, 3, dtype=np.float32)
+            load_module(k).get_function("run")((1,), (1,), (out,))
+            assert float(out.get()[0]) == 6
+        else:
+            with pytest.raises(StudentCompileError, match="twice"):
+                load_module(k)
+
+
+def test_a_damaged_cached_ptx_is_compiled_again(tmp_path, monkeypatch):
+    import cupy as cp
+
+    from circle_render.cuda.module import kernel_source, load_module, module_options
+    from circle_render.cuda.nvrtc import cached_ptx
+    monkeypatch.setenv("CIRCLE_RENDER_CACHE", str(tmp_path))
+    k = tmp_path / "k.cu"
+    k.write_text('extern "C" __global__ void run(float* out) { out[0] = 7; }\n')
+    ptx = cached_ptx(kernel_source(k), k.name, module_options(k))
+    assert ptx.parent == tmp_path / "ptx"
+    ptx.write_bytes(b"not PTX")
+    out = cp.zeros(1, dtype=np.float32)
+    load_module(k).get_function("run")((1,), (1,), (out,))
+    assert float(out.get()[0]) == 7 and ptx.read_bytes() != b"not PTX"
 
 
 @pytest.mark.parametrize("side", [16, 32])

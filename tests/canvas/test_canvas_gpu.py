@@ -120,6 +120,40 @@ def test_frames_moved_on_the_gpu_are_the_pictures_of_those_circles(cp, renderer,
     assert canvas._renderer is first                                     # the same renderer, in place
 
 
+@pytest.mark.parametrize("renderer,n", [("cuda", 3000), ("cuda", 60_000), ("cuda-tiled", 3000)])
+def test_moves_replayed_as_graphs_draw_those_circles_and_refuse_bad_values(cp, renderer, n):
+    """update(positions=...) of an array seen before replays a captured graph (gpu_moves.py):
+    every frame is still the picture of the circles given, whether the array is moved in
+    place, two arrays alternate or a new array lands where an old one was; a bad value found
+    by a replayed check is refused and the canvas keeps the circles before it."""
+    from circle_render.canvas.gpu_moves import array_key
+    pos, rad, col = circles(15, n, small=n == 60_000)
+    p, q = cp.asarray(pos), cp.asarray(pos[::-1].copy())
+    canvas = Canvas(256, 256, renderer).set(p, rad, col)
+    rng = cp.random.default_rng(1)
+    for k in range(8):
+        arr = p if k % 3 else q
+        arr += rng.uniform(-0.01, 0.01, arr.shape, dtype=cp.float32)
+        if k == 5:
+            arr = arr * np.float32(1.01)                                   # a new array each frame
+        got = canvas.update(positions=arr).render().to_numpy()
+        assert np.array_equal(got, Canvas(256, 256, renderer).set(arr.get(), rad, col).to_numpy())
+    assert any(g is not None for seen in canvas._moves._seen.values() for g in seen.graphs)   # replayed
+    good = p.copy()
+    for _ in range(4):                                    # each staging buffer: launched, then captured
+        canvas.update(positions=good).render()
+    before = canvas.to_numpy()
+    assert all(g is not None for g in canvas._moves._seen[array_key(good)].graphs)
+    good[17, 1] = cp.nan
+    canvas.update(positions=good).render()                                 # replayed: refused
+    with pytest.raises(ValueError, match=r"positions must be finite, got 'nan' \(at positions\[17, 1\]\)"):
+        canvas.synchronize()
+    assert np.array_equal(canvas.to_numpy(), before)
+    good[17, 1] = 0.25
+    assert np.array_equal(canvas.update(positions=good).to_numpy(),
+                          Canvas(256, 256, renderer).set(good.get(), rad, col).to_numpy())
+
+
 def test_radii_are_planned_again_only_when_the_plan_changes(cp):
     pos, rad, col = circles(4, 40_000)
     r = cp.asarray(rad)

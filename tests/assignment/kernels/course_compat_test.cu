@@ -51,6 +51,9 @@ extern "C" __global__ void small_scan_from_some_threads(const uint* in, uint* ou
 // 2^-24 fused, 0 rounded after the multiply
 extern "C" __global__ void multiply_add(const float* in, float* out) { out[0] = in[0] * in[1] + in[2]; }
 
+// in[0] * in[1], denormal results kept (nvcc's default, -ftz=false) or flushed to 0 (-ftz=true)
+extern "C" __global__ void multiply(const float* in, float* out) { out[0] = in[0] * in[1]; }
+
 // block_exclusive_scan from a 16 x 16 block (256) or a 32 x 32 one (1024); total in out[THREADS]
 template <int THREADS>
 __device__ void block_scan(const int* values, int* out) {
