@@ -22,7 +22,7 @@ ONE = f32(1)
 # numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
 HALF = FLAT_ALPHA          # flat blend: c <- HALF * colour + HALF * c
 SHORT_ROW = 8              # rows of a box at most this wide are scanned pixel by pixel
-SCAN_ROW = 32              # flat rows of a box at most this wide are tested and blended in one pass
+SCAN_ROW = 32              # wider flat rows, up to this wide, are tested and blended in one pass
 U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
 
@@ -96,8 +96,8 @@ def _blend_flat(row: np.ndarray, base: np.uint64, a: int, b: int, add_r: float, 
 def _scan_flat(row: np.ndarray, base: np.uint64, lo: int, hi: int, px: float, dy2: float, r2: float, cx: np.ndarray,
                add_r: float, add_g: float, add_b: float) -> tuple[int, int]:
     """_blend_flat over the pixels of [lo, hi) with d2 <= r2, each tested as it is blended;
-    returns their run [a, b) (as row_span). On a small circle's short rows this one pass costs
-    less than finding the run first."""
+    returns their run [a, b) (as row_span). On rows of SHORT_ROW to SCAN_ROW pixels this one
+    pass costs less than finding the run first (docs/perf-notes.md)."""
     half = f32(HALF)
     a, b = hi, lo
     for x in range(lo, hi):
@@ -186,7 +186,7 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
             dy = py - cy[y]
             dy2 = dy * dy
             base = np.uint64(y) * np.uint64(4 * width)
-            if not snow and hi - lo <= SCAN_ROW:
+            if not snow and SHORT_ROW < hi - lo <= SCAN_ROW:
                 a, b = _scan_flat(flat, base, lo, hi, px, dy2, r2, cx, data[i, 3], data[i, 4], data[i, 5])
             else:
                 a, b = row_span(px, r2, dy2, cx, lo, hi, width)
