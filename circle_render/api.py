@@ -52,4 +52,4 @@ def render(positions: Any, radii: Any, colors: Any, width: int, height: int, ren
     canvas = Canvas(width, height, renderer, shading=shading, background=background, antialias=antialias,
                     extent=extent, units=units, origin=origin)
     canvas.set(positions, radii, colors, alpha=alpha, edge_color=edge_color, edge_width=edge_width)
-    return canvas.render().to_numpy(dtype)
+    return canvas.render()._take_picture(dtype)      # the renderer's image itself where it can be

@@ -17,7 +17,7 @@ longer suits (cuda/fast.py ``update_circles``). Circles are checked and placed w
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -336,7 +336,10 @@ class Canvas:
             from circle_render.cuda.device_scene import scene_on_device
             scene = scene_on_device(circles.xyz, circles.radius, circles.rgba[:, :3], self.shading)
         else:
-            scene = Scene("circles", circles.xyz, circles.radius, circles.rgba[:, :3], shading=self.shading)
+            make: Callable[..., Scene] = Scene
+            if hasattr(r, "copy_at_load"):               # cpu-fast keeps the canvas's arrays: no second copy
+                r.copy_at_load, make = False, Scene.sharing
+            scene = make("circles", circles.xyz, circles.radius, circles.rgba[:, :3], shading=self.shading)
             if not mode.course:
                 scene.drawing = circles.drawing(self.style)
                 check_drawer(r, scene.drawing)
@@ -419,6 +422,28 @@ class Canvas:
                 from circle_render.canvas.on_gpu import download, picture
                 return download(picture(image, self.width, self.height, flip, opaque, dtype))
             return host_picture(image, self.width, self.height, flip, opaque, dtype)
+
+    def _take_picture(self, dtype: Any) -> np.ndarray:
+        """to_numpy(dtype) for render(), whose canvas is dropped next: on the host, the image the
+        renderer drew, not a copy of it, where it is the picture asked for (float32, this size;
+        "upper": its rows swapped in place); the canvas forgets its circles and renderer, as if
+        new."""
+        if self.on_gpu or picture_dtype(dtype) != np.float32:
+            return self.to_numpy(dtype)
+        image, opaque = self._source()
+        if not isinstance(image, np.ndarray) or image.shape != (self.height, self.width, 4) or \
+                image.dtype != np.float32 or not image.flags.c_contiguous:
+            return self.to_numpy(dtype)
+        if opaque:
+            image[..., 3] = 1
+        if self.style.origin == UPPER:                 # a row at a time: no second image
+            row = np.empty_like(image[0])
+            for y in range(self.height // 2):
+                np.copyto(row, image[y])
+                np.copyto(image[y], image[-1 - y])
+                np.copyto(image[-1 - y], row)
+        self._circles, self._renderer, self._mode = None, None, self._mode_of(self._empty())
+        return image
 
     def to_cupy(self, dtype: Any = np.float32, origin: str | None = None) -> Any:
         """The picture as a new CuPy array on the canvas's GPU (as ``to_numpy``); a canvas

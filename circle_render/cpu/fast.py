@@ -1,10 +1,11 @@
 """``cpu-fast``: the reference's pictures, bit for bit, from a tiled multi-threaded renderer
 compiled with numba (the GPU renderers' design on the CPU).
 
-A frame (render_image): each tile's circles listed in index order, with their pixel boxes as
-the reference computes them (count, then list) -> tiles drawn in parallel, each
-starting from the background where the frame was cleared, each pixel's circles blended in index
-order, in chunks of tiles between which Python sees Ctrl-C. The kernels are in fast_bins.py
+A frame (render_image), a batch of consecutive circles at a time: each tile's circles of the
+batch listed in index order, with their pixel boxes as the reference computes them (count, then
+list) -> tiles drawn in parallel, the first batch starting from the background where the frame
+was cleared, each pixel's circles blended in index order, in chunks of tiles between which
+Python sees Ctrl-C. The kernels are in fast_bins.py
 (lists) and fast_kernels.py (drawing), and take the named structures of fast_types.py; their
 buffers live in TileLists, reused frame to frame. Threads: numba's (all cores unless
 NUMBA_NUM_THREADS or numba.set_num_threads says otherwise), started on first use
@@ -34,7 +35,8 @@ from circle_render.cpu.shading import clear_rows, pixel_centres
 from circle_render.scenes.scene import SNOW, Scene
 
 TILE_W, TILE_H = 1024, 16    # tile size in pixels (powers of two): wide tiles compute each circle row's span once
-MAX_BIN_ENTRIES = 1 << 24    # (circle, tile) pairs at most (52 bytes each: Entries), before the tiles grow
+BATCH_CIRCLES = 1 << 16      # circles listed and drawn at a time: the lists' memory follows a batch, not the scene
+BATCH_ENTRIES = 1 << 19      # (circle, tile) pairs a batch lists at most (52 bytes each: Entries), else it is halved
 MAX_COUNTERS = 1 << 20       # parts x tiles of per-part tile counts at most (the count pass's memory)
 PARALLEL = threading.Lock()  # one parallel numba call at a time (the workqueue layer's rule)
 CHUNK_PIXELS = 1 << 26       # pixels drawn per parallel call: Ctrl-C waits for one call at most
@@ -63,45 +65,44 @@ def parts(threads: int, tiles: int) -> int:
 
 class TileLists:
     """The tile lists' buffers, kept from frame to frame (they grow, never shrink): a new
-    allocation's page faults would cost a scene of millions of circles more than binning it."""
+    allocation's page faults would cost a scene of millions of circles more than binning it.
+    They hold one batch of circles at a time (render_image), so their size follows
+    BATCH_CIRCLES and BATCH_ENTRIES, not the scene's."""
 
     def __init__(self) -> None:
-        self.shown = np.empty(0, np.int32)         # (n,) circles on the image
+        self.shown = np.empty(0, np.int32)         # (batch,) the batch's circles on the image
         self.entries = Entries(np.empty(0, np.int32), np.empty((0, 4), np.int32), np.empty((0, 8), np.float32))
         self._entries = fields(self.entries)
 
-    def tiles(self, scene: Circles, width: int, height: int, threads: int, scale: int | None = None) -> Tiles:
-        """The circles' tile lists (fast_bins), TILE_W x TILE_H tiles with both sides doubled
-        while there would be more than MAX_BIN_ENTRIES (circle, tile) pairs. ``scale``: the
-        pixels of a unit on both axes (a drawing's S); None: width along x, height along y
-        (the course's rule)."""
+    def tiles(self, circles: Circles, grid: TileGrid, threads: int) -> tuple[Tiles, int]:
+        """The tile lists (fast_bins) of the first k of ``circles`` (consecutive circles of a
+        scene, k >= 1 unless there are none): all of them, or as many as halving them leaves
+        under BATCH_ENTRIES (circle, tile) pairs. Returns (their Tiles, k)."""
         from circle_render.cpu.fast_bins import count_tiles, count_tiles_serial, list_tiles, list_tiles_serial
-        n = scene.radius.shape[0]
-        if self.shown.shape[0] != n:
-            self.shown = np.empty(n, np.int32)
-        circles = fields(scene)
-        serial = n < SERIAL_CIRCLES
-        tw, th = TILE_W, TILE_H
-        sx, sy = (width, height) if scale is None else (scale, scale)
+        k = circles.radius.shape[0]
+        if self.shown.shape[0] < k:
+            self.shown = np.empty(k, np.int32)
+        serial = k < SERIAL_CIRCLES
         while True:
-            grid = TileGrid(width, height, tw, th, -(-width // tw), -(-height // th), sx, sy)
+            part = fields(Circles(*(a[:k] if a.shape[0] else a for a in circles)))
             with PARALLEL:
-                counted = (count_tiles_serial(circles, fields(grid), self.shown) if serial else
-                           count_tiles(circles, fields(grid), parts(threads, grid.tiles_x * grid.tiles_y), self.shown))
+                counted = (count_tiles_serial(part, fields(grid), self.shown) if serial else
+                           count_tiles(part, fields(grid), parts(threads, grid.tiles_x * grid.tiles_y), self.shown))
             counts = Counts(*counted)
-            if counts.starts[-1] <= MAX_BIN_ENTRIES or (tw >= width and th >= height):    # one tile takes any count
+            if counts.starts[-1] <= BATCH_ENTRIES or k <= 1:
                 break
-            tw, th = 2 * tw, 2 * th
-        entries, record = int(counts.starts[-1]), scene.records.shape[1]
+            k //= 2
+        entries, record = int(counts.starts[-1]), circles.records.shape[1]
         if self.entries.ids.shape[0] < entries or self.entries.data.shape[1] != record:
             grown = entries + entries // 4
             self.entries = Entries(np.empty(grown, np.int32), np.empty((grown, 4), np.int32),
                                    np.empty((grown, record), np.float32))
             self._entries = fields(self.entries)
         with PARALLEL:
-            (list_tiles_serial if serial else list_tiles)(circles, fields(grid), counted, self.shown, self._entries)
-        return Tiles(tw, th, grid.tiles_x, counts.starts, counts.costs, self.entries.boxes, self.entries.data,
-                     self.entries.ids)
+            (list_tiles_serial if serial else list_tiles)(part, fields(grid), counted, self.shown, self._entries)
+        tiles = Tiles(grid.tile_w, grid.tile_h, grid.tiles_x, counts.starts, counts.costs, self.entries.boxes,
+                      self.entries.data, self.entries.ids)
+        return tiles, k
 
 
 class Painted:
@@ -177,7 +178,11 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, ba
     cpu/reference_drawing.py does (premultiplied: the image holds P and A; ``prepared``: its
     buffers, kept frame to frame). With ``background`` ((H, 4) float32, each row's clear colour),
     the image is cleared first, tile by tile as it is drawn; ``painted`` says what of the image
-    may differ from the background, and is kept up to date."""
+    may differ from the background, and is kept up to date.
+
+    The circles are drawn a batch of consecutive circles at a time, every tile of one batch
+    before the next: each pixel still blends its circles in index order, the same float
+    operations as one pass, while the lists hold one batch (their memory is the batch's)."""
     import numba
 
     from circle_render.cpu.fast_numba import start_threads
@@ -185,47 +190,57 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, ba
     height, width, _ = image.shape
     threads = threads or numba.get_num_threads()
     lists, painted = lists or TileLists(), painted or Painted()
-    paint = None
-    if scene.drawing is None:
-        tiles = lists.tiles(Circles(scene.position, scene.radius, scene.color, COURSE_RECORDS), width, height,
-                            threads)
-    else:
-        prepared = prepared or PreparedPaint()
-        paint = prepared.paint(scene, width, height)
-        tiles = lists.tiles(Circles(scene.position, prepared.reach, scene.color, prepared.records), width, height,
-                            threads, scale=paint.scale)
-    spans = painted.for_grid((tiles.tile_w, tiles.tile_h, tiles.tiles_x, tiles.costs.size), width, height)
-    draw(image, tiles, background, spans, scene.shading == SNOW, threads, paint)
-    return image
+    prepared = prepared or PreparedPaint()
+    paint = None if scene.drawing is None else prepared.paint(scene, width, height)
+    sx, sy = (width, height) if paint is None else (paint.scale, paint.scale)
+    grid = TileGrid(width, height, TILE_W, TILE_H, -(-width // TILE_W), -(-height // TILE_H), sx, sy)
+    spans = painted.for_grid((TILE_W, TILE_H, grid.tiles_x, grid.tiles_x * grid.tiles_y), width, height)
+    lo, n = 0, scene.n
+    while True:                  # at least one batch: with no circles, it clears what was painted
+        hi = min(n, lo + BATCH_CIRCLES)
+        circles = (Circles(scene.position[lo:hi], scene.radius[lo:hi], np.ascontiguousarray(scene.color[lo:hi]),
+                           COURSE_RECORDS) if paint is None else prepared.batch(scene, paint, lo, hi))
+        tiles, listed = lists.tiles(circles, grid, threads)
+        draw(image, tiles, background if lo == 0 else None, spans, scene.shading == SNOW, threads, paint)
+        lo += listed
+        if lo >= n:
+            return image
 
 
 class PreparedPaint:
-    """A drawing's per-circle buffers (fast_drawing.prepare_paint), kept from frame to frame:
-    how far each circle's box reaches, and the record each of its list entries holds."""
+    """A drawing's per-circle buffers (fast_drawing.prepare_paint) for a batch of circles, kept
+    from frame to frame: how far each circle's box reaches, and the record each of its list
+    entries holds."""
 
     def __init__(self) -> None:
         self.reach = np.empty(0, np.float32)
         self.records = np.empty((0, 0), np.float32)
 
     def paint(self, scene: Scene, width: int, height: int) -> Paint:
-        """The scene's drawing as the kernels take it, its records made from the scene's
-        current circles (docs/drawing.md: once per circle a frame)."""
-        from circle_render.cpu.fast_drawing import OUTLINED_RECORD, RECORD, prepare_paint
+        """The scene's drawing as the kernels take it."""
         drawing = scene.drawing
         assert drawing is not None
-        n = scene.n
-        shape = (n, OUTLINED_RECORD if drawing.outlined else RECORD)
-        if self.records.shape != shape:
-            self.reach, self.records = np.empty(n, np.float32), np.zeros(shape, np.float32)
-        paint = Paint(drawing.rgba, UNREAD if drawing.edge_rgba is None else drawing.edge_rgba,
-                      NO_WIDTHS if drawing.edge_width is None else drawing.edge_width, max(width, height),
-                      drawing.antialias, drawing.outlined, scene.shading == SNOW)
+        return Paint(drawing.rgba, UNREAD if drawing.edge_rgba is None else drawing.edge_rgba,
+                     NO_WIDTHS if drawing.edge_width is None else drawing.edge_width, max(width, height),
+                     drawing.antialias, drawing.outlined, scene.shading == SNOW)
+
+    def batch(self, scene: Scene, paint: Paint, lo: int, hi: int) -> Circles:
+        """Circles lo..hi-1 as the lists take them, their records made from the scene's current
+        circles (docs/drawing.md: once per circle a frame)."""
+        from circle_render.cpu.fast_drawing import OUTLINED_RECORD, RECORD, prepare_paint
+        k, record = hi - lo, OUTLINED_RECORD if paint.outlined else RECORD
+        if self.records.shape[0] < k or self.records.shape[1] != record:
+            self.reach, self.records = np.empty(k, np.float32), np.zeros((k, record), np.float32)
+        reach, records = self.reach[:k], self.records[:k]
+        per_circle = [a[lo:hi] if a.shape[0] else a for a in (paint.rgba, paint.edge, paint.edge_width)]
+        circles = Circles(scene.position[lo:hi], scene.radius[lo:hi], NO_COLORS, records)
         with PARALLEL:
-            prepare_paint(fields(Circles(scene.position, scene.radius, scene.color, self.records)), fields(paint),
-                          self.reach, self.records)
-        return paint
+            prepare_paint(fields(circles), fields(paint._replace(rgba=per_circle[0], edge=per_circle[1],
+                                                                 edge_width=per_circle[2])), reach, records)
+        return circles._replace(radius=reach)
 
 
+NO_COLORS = np.zeros((0, 3), np.float32)        # the colours of a drawing's Circles: its records hold them
 NO_WIDTHS = np.zeros(0, np.float32)             # a Paint's edge widths without outlines
 COURSE_RECORDS = np.zeros((0, 8), np.float32)   # a course scene's Circles.records: made by the lists
 
@@ -236,10 +251,13 @@ class CpuFastRenderer:
     blends (one pass over the image, not two), and only where the image is not background.
     A scene with a drawing (``scene.drawing``, docs/drawing.md) takes the drawing path
     (cpu/fast_drawing.py): the image holds premultiplied colour and alpha, turned into straight
-    colour when read, where the background is not opaque."""
+    colour when read, where the background is not opaque. With ``copy_at_load`` False (the
+    Canvas, which never changes an array it handed over) the scene's arrays are kept as they
+    are, not copied, and update_circles keeps the new ones."""
 
     name = "cpu-fast"
     draws_drawings = True
+    copy_at_load = True
 
     scene: Scene
     image: np.ndarray                    # (H, W, 4) float32, row 0 at the bottom
@@ -250,7 +268,7 @@ class CpuFastRenderer:
     def load(self, scene: Scene, width: int, height: int) -> None:
         from circle_render.cpu.fast_numba import start_threads
         start_threads()                                                  # numba's, on first use
-        self.scene, self.width, self.height = scene.copy(), width, height
+        self.scene, self.width, self.height = scene.copy() if self.copy_at_load else scene, width, height
         self.image = np.empty((height, width, 4), dtype=np.float32)
         drawing = scene.drawing
         if drawing is None:
@@ -273,15 +291,19 @@ class CpuFastRenderer:
     def update_circles(self, position: np.ndarray | None = None, radius: np.ndarray | None = None,
                        color: np.ndarray | None = None) -> None:
         """Replace circles in place, n unchanged: position (n, 3), radius (n,), color (n, 3)
-        (copied as float32). Nothing is planned at load: every frame lists the tiles' circles
-        afresh, so the next render draws them."""
+        (copied as float32; kept as they are, float32, when not copy_at_load). Nothing is
+        planned at load: every frame lists the tiles' circles afresh, so the next render draws
+        them."""
         for name, new in (("position", position), ("radius", radius), ("color", color)):
             if new is None:
                 continue
             target = getattr(self.scene, name)
             if new.shape != target.shape:
                 raise ValueError(f"update: {name} must have shape {target.shape} (n as loaded), got {new.shape}")
-            np.copyto(target, new, casting="same_kind")
+            if self.copy_at_load:
+                np.copyto(target, new, casting="same_kind")
+            else:
+                setattr(self.scene, name, new)
 
     def clear(self) -> None:
         self._clear_pending = True

@@ -22,6 +22,7 @@ ONE = f32(1)
 # numba may type a global NumPy float32 as a float64 constant: every use is wrapped in f32()
 HALF = FLAT_ALPHA          # flat blend: c <- HALF * colour + HALF * c
 SHORT_ROW = 8              # rows of a box at most this wide are scanned pixel by pixel
+SCAN_ROW = 32              # wider flat rows, up to this wide, are tested and blended in one pass
 U1, U2, U3, U4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
 
@@ -89,6 +90,25 @@ def _blend_flat(row: np.ndarray, base: np.uint64, a: int, b: int, add_r: float, 
         row[j + U1] = add_g + half * row[j + U1]
         row[j + U2] = add_b + half * row[j + U2]
         row[j + U3] = row[j + U3] + half
+
+
+@numba.njit(inline="always")
+def _scan_flat(row: np.ndarray, base: np.uint64, lo: int, hi: int, px: float, dy2: float, r2: float, cx: np.ndarray,
+               add_r: float, add_g: float, add_b: float) -> tuple[int, int]:
+    """_blend_flat over the pixels of [lo, hi) with d2 <= r2, each tested as it is blended;
+    returns their run [a, b) (as row_span). On rows of SHORT_ROW to SCAN_ROW pixels this one
+    pass costs less than finding the run first (docs/perf-notes.md)."""
+    half = f32(HALF)
+    a, b = hi, lo
+    for x in range(lo, hi):
+        if squared_distance(px, cx[x], dy2) <= r2:
+            j = base + np.uint64(4 * x)
+            row[j] = add_r + half * row[j]
+            row[j + U1] = add_g + half * row[j + U1]
+            row[j + U2] = add_b + half * row[j + U2]
+            row[j + U3] = row[j + U3] + half
+            a, b = min(a, x), x + 1
+    return (a, b) if a < b else (lo, lo)
 
 
 @numba.njit(inline="always")
@@ -165,13 +185,16 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
         for y in range(max(ty0, boxes[i, 2]), min(ty1, boxes[i, 3])):
             dy = py - cy[y]
             dy2 = dy * dy
-            a, b = row_span(px, r2, dy2, cx, lo, hi, width)
-            add_painted(painted[tile, y - ty0], a, b)
             base = np.uint64(y) * np.uint64(4 * width)
-            if snow:
-                _blend_snow(flat, base, a, b, px, dy2, cx, r, data[i, 6], ramp)
+            if not snow and SHORT_ROW < hi - lo <= SCAN_ROW:
+                a, b = _scan_flat(flat, base, lo, hi, px, dy2, r2, cx, data[i, 3], data[i, 4], data[i, 5])
             else:
-                _blend_flat(flat, base, a, b, data[i, 3], data[i, 4], data[i, 5])
+                a, b = row_span(px, r2, dy2, cx, lo, hi, width)
+                if snow:
+                    _blend_snow(flat, base, a, b, px, dy2, cx, r, data[i, 6], ramp)
+                else:
+                    _blend_flat(flat, base, a, b, data[i, 3], data[i, 4], data[i, 5])
+            add_painted(painted[tile, y - ty0], a, b)
 
 
 @cached_njit(parallel=True)

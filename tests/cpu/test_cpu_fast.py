@@ -96,13 +96,32 @@ def test_circle_boxes_are_the_references():
         assert np.array_equal(ids, np.flatnonzero((ref[:, 0] < ref[:, 1]) & (ref[:, 2] < ref[:, 3])))
 
 
-def test_grown_tiles_are_still_exact(monkeypatch):
-    """Big images double the tile side to bound the bin lists; force that at a small size."""
-    monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", 50)
-    scene = make_scene("rand10k", 2)
-    tiles = fast.TileLists().tiles(Circles(scene.position, scene.radius, scene.color, fast.COURSE_RECORDS), 90, 90, 2)
-    assert (tiles.tile_w, tiles.tile_h) != (fast.TILE_W, fast.TILE_H)
-    assert same_bits(reference_image(scene, 90, 90), fast.reference_image(scene, 90, 90))
+@pytest.mark.parametrize("name", ["rand10k", "biglittle", "snowsingle"])
+def test_batches_of_circles_are_still_exact(monkeypatch, name):
+    """A frame lists and draws a batch of circles at a time, and halves a batch whose lists
+    would be too long: force many batches, halved ones among them, at a small size."""
+    monkeypatch.setattr(fast, "BATCH_CIRCLES", 300)
+    monkeypatch.setattr(fast, "BATCH_ENTRIES", 200)
+    real, listed = fast.TileLists.tiles, []
+
+    def tiles(self, circles, grid, threads):
+        out = real(self, circles, grid, threads)
+        listed.append((circles.radius.shape[0], out[1]))
+        return out
+    monkeypatch.setattr(fast.TileLists, "tiles", tiles)
+    scene = make_scene(name, 2)
+    ref, mine = CpuRenderer(), registry.create("cpu-fast")
+    for r in (ref, mine):
+        r.load(scene, 90, 90)
+    for _ in range(3):
+        for r in (ref, mine):
+            r.clear()
+            r.advance()
+            r.render()
+        assert same_bits(ref.get_image(), mine.get_image())
+    assert sum(k for _, k in listed) == 3 * scene.n
+    assert any(k < given for given, k in listed) or name == "snowsingle"     # few of its flakes are on the image
+    assert max(mine._lists.entries.ids.shape[0], 1) <= 200 * 5 // 4
 
 
 @pytest.mark.parametrize("width,height,tile_w,tile_h", [(1, 1, 1024, 16), (37, 100, 16, 8), (64, 64, 64, 64),
@@ -342,21 +361,21 @@ def test_a_users_threading_layer_wins():
 
 
 def test_a_new_tile_grid_between_frames_starts_from_what_was_painted(monkeypatch):
-    """The tiles grow when a frame has too many (circle, tile) pairs; the next cleared frame on
-    the new grid must still clear what the old grid's frames painted."""
+    """A new tile grid between frames (another tile size): the next cleared frame on the new
+    grid must still clear what the old grid's frames painted."""
     scene = make_scene("bouncingballs", 2)
     ref, mine = CpuRenderer(), registry.create("cpu-fast")
     for r in (ref, mine):
         r.load(scene, 70, 53)
     grids = set()
-    for limit in (1 << 24, 5, 1 << 24):
-        monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", limit)
+    for tile_w in (1024, 16, 1024):
+        monkeypatch.setattr(fast, "TILE_W", tile_w)
         for r in (ref, mine):
             r.clear()
             r.advance()
             r.render()
         grids.add(mine._painted.grid)
-        assert same_bits(ref.get_image(), mine.get_image()), limit
+        assert same_bits(ref.get_image(), mine.get_image()), tile_w
     assert len(grids) == 2
 
 

@@ -197,11 +197,12 @@ def test_the_renderer_draws_frame_after_frame_of_a_moving_drawing_as_the_referen
         assert np.array_equal(ours.image_view(), ours.get_image())
 
 
-def test_grown_tiles_and_serial_lists_draw_the_same_drawing(monkeypatch):
+def test_batches_and_serial_lists_draw_the_same_drawing(monkeypatch):
     scene = drawn(make_scene("rand10k"), antialias=True, background=(0, 0, 0, 0),
                   edge_rgba=np.tile(f32([0, 0, 0, 0.8]), (10_000, 1)), edge_width=np.full(10_000, f32(0.003)))
     want = reference_image(scene, 90, 70, steps=0)
-    monkeypatch.setattr(fast, "MAX_BIN_ENTRIES", 500)
+    monkeypatch.setattr(fast, "BATCH_CIRCLES", 700)         # batches of circles, some halved
+    monkeypatch.setattr(fast, "BATCH_ENTRIES", 500)
     assert_bit_identical(want, fast.reference_image(scene, 90, 70, steps=0))
     monkeypatch.setattr(fast, "SERIAL_CIRCLES", 10**9)
     assert_bit_identical(want, fast.reference_image(scene, 90, 70, steps=0))
