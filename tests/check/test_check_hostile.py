@@ -98,6 +98,12 @@ CHEATS = """
             time.sleep(0.2)
             os._exit(3)
 
+    class LeavesAndWaits(Leaves):
+        '''Leaves, then rgb's drawing takes 30 s: a signal sent once the children are seen always
+        finds the check running, however slow the machine is to read their lines.'''
+        def on_render_rgb(self):
+            time.sleep(30)
+
     class Late(ByScene):
         def on_render_rgb(self):
             time.sleep(60)
@@ -241,7 +247,7 @@ def test_a_non_finite_alpha_fails(tmp_path, cheats):
 def test_a_signal_ends_the_check_and_every_worker(tmp_path, cheats, sig, code, when):
     """Ctrl-C, SIGTERM or SIGHUP while a worker starts or draws: the promised exit code and last
     line, no traceback, and no process of the check left."""
-    cmd = [sys.executable, "-m", "circle_render", "check", "-r", f"{cheats}:Leaves", *FAST, "--scenes", "rgb"]
+    cmd = [sys.executable, "-m", "circle_render", "check", "-r", f"{cheats}:LeavesAndWaits", *FAST, "--scenes", "rgb"]
     p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT), "CIRCLE_RENDER_CACHE": str(tmp_path / "c")},
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
