@@ -15,7 +15,6 @@ other constant is fixed (constants.py; docs/perf-notes.md says what each was mea
 """
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -142,9 +141,7 @@ def list_capacity(radius: np.ndarray, width: int, height: int, cell_px: int, gri
     """An upper bound on the list entries of circles with these radii, wherever they are, in
     lists of cells of ``cell_px`` pixels (``grid`` a side): a box of side L pixels touches at
     most L // cell_px + 2 cells per axis. ``radius``: a NumPy or CuPy array (a Canvas plans
-    from circles already on the GPU: there one reduction computes it, the same number)."""
-    if _on_gpu(radius):
-        return int(_gpu_reductions()["capacity"](radius, float(width), float(height), float(cell_px), float(grid)))
+    from circles already on the GPU; the sum is one number either way)."""
     r = radius.astype(np.float64)
 
     def per_axis(size: int) -> np.ndarray:
@@ -155,41 +152,5 @@ def list_capacity(radius: np.ndarray, width: int, height: int, cell_px: int, gri
 def mean_depth(radius: np.ndarray) -> float:
     """How many circles cover the average pixel, were none clipped: the circles' areas summed
     over the unit screen (radius in normalised units; a NumPy or CuPy array)."""
-    if _on_gpu(radius):
-        return float(np.pi * float(_gpu_reductions()["squares"](radius)))
     r = radius.astype(np.float64)
     return float(np.pi * np.sum(r * r))
-
-
-def _on_gpu(a: Any) -> bool:
-    return type(a).__module__.startswith("cupy")
-
-
-# numpy's floor division of positive doubles (npy_divmod), and every product and sum rounded
-# as written (CuPy compiles its kernels with multiply-adds fused, which would round otherwise)
-_FLOOR_DIVIDE = """
-__device__ double circle_render_floor_divide(double a, double b) {
-    const double div = __ddiv_rn(__dsub_rn(a, fmod(a, b)), b);
-    const double down = floor(div);
-    return __dsub_rn(div, down) > 0.5 ? __dadd_rn(down, 1.0) : down;
-}
-__device__ double circle_render_cells(double r, double size, double cell, double grid) {
-    const double span = __dadd_rn(__dmul_rn(__dmul_rn(2.0, r), size), 2.0);
-    return fmin(grid, __dadd_rn(circle_render_floor_divide(span, cell), 2.0));
-}
-"""
-
-
-@functools.cache
-def _gpu_reductions() -> dict[str, Any]:
-    """list_capacity and mean_depth over a CuPy array, each one kernel (the NumPy forms took
-    about 20 CuPy launches and a float64 copy: 0.4 ms of a Canvas's set() at 1M circles)."""
-    import cupy as cp
-    capacity = cp.ReductionKernel(
-        "T r, float64 width, float64 height, float64 cell, float64 grid", "int64 total",
-        "(long long)__dmul_rn(circle_render_cells((double)r, width, cell, grid), "
-        "circle_render_cells((double)r, height, cell, grid))",
-        "a + b", "total = a", "0", "circle_render_list_capacity", preamble=_FLOOR_DIVIDE)
-    squares = cp.ReductionKernel("T r", "float64 total", "__dmul_rn((double)r, (double)r)", "a + b", "total = a",
-                                 "0", "circle_render_sum_of_squares")
-    return {"capacity": capacity, "squares": squares}

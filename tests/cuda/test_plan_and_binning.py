@@ -253,20 +253,3 @@ def test_tile_order_draws_every_tile_once_border_first(tiles):
     assert (depth[:ring] == 0).all() and (depth[ring:] > 0).all()
     inside = ty[ring:] * w + tx[ring:]                       # then the rest row by row
     assert (np.diff(inside) > 0).all()
-
-
-@pytest.mark.gpu
-def test_plans_from_circles_on_the_gpu_are_the_hosts():
-    """list_capacity of CuPy radii (one reduction on the GPU, plan.py) is NumPy's number exactly,
-    and mean_depth agrees to rounding, for every scene at several sizes and radii at the
-    floor division's edges (spans that are whole multiples of the cell)."""
-    import cupy as cp
-    rng = np.random.default_rng(7)
-    edges = ((np.arange(1, 200) * 16 - 2) / (2 * 1024)).astype(np.float32)     # 2 r size + 2 = k * 16
-    extra = [edges, rng.uniform(0, 0.3, 5000).astype(np.float32)]
-    for radius in [make_scene(name).radius for name in SCENE_NAMES] + extra:
-        on_gpu = cp.asarray(radius)
-        for size, cell, grid in ((1024, 16, 64), (517, 32, 16), (4096, 128, 32), (1024, 64, 1)):
-            assert P.list_capacity(on_gpu, size, size, cell, grid) == P.list_capacity(radius, size, size, cell, grid)
-            assert P.list_capacity(on_gpu, size, 300, cell, grid) == P.list_capacity(radius, size, 300, cell, grid)
-        assert P.mean_depth(on_gpu) == pytest.approx(P.mean_depth(radius), rel=1e-12)
