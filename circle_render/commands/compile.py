@@ -258,6 +258,9 @@ def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = No
         run = (compile_nvcc,)
     try:
         ok, log, ptx = in_child(*run, source, path.name, given)
+        real = arch.replace("compute_", "sm_")
+        if ok and nvrtc is not None and real != arch:     # ptxas too, as the GPU path's cubin: its limits
+            ok, log, _ = in_child(compile_nvrtc, nvrtc, source, path.name, (*chosen, f"-arch={real}"))
     except RuntimeError as e:
         return Compiled(path, compiler, False, str(e), chosen)
     result = Compiled(path, compiler, ok, log, chosen)

@@ -152,9 +152,11 @@ def _compile_options(extra: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
 STUDENT_DEFINES = ("PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_BASE", "SNOW_ALPHA_DEPTH",
                    "SNOW_FALLOFF", "SNOW_RAMP_LAST")
 # ... and compiles as the course compiles it: nvcc's defaults, multiply-adds fused (the course's
-# Makefile passes nvcc only -O3 -m64). The student's own options come last and replace a default
-# of the same name: ("--fmad=false",) turns fusing off.
-STUDENT_OPTIONS = ("--std=c++17", "--fmad=true")
+# Makefile passes nvcc only -O3 -m64), denormals kept (no -ftz). NVRTC compiles no host code, so
+# a function without __device__ is compiled for the GPU (--device-as-default-execution-space, as
+# CuPy does): a host helper nvcc would accept beside the kernels compiles here too. The student's
+# own options come last and replace a default of the same name: ("--fmad=false",) turns fusing off.
+STUDENT_OPTIONS = ("--std=c++17", "--fmad=true", "--device-as-default-execution-space")
 
 
 def option_name(option: str) -> str:

@@ -243,13 +243,30 @@ def test_options_are_the_courses_and_the_students_own(tmp_path):
     k = tmp_path / "k.cu"
     k.write_text('extern "C" __global__ void k(float* o) { o[0] = o[1] * o[2] + o[3]; }\n')
     p = render("compile", str(k), cwd=tmp_path)
-    assert p.returncode == 0 and "options --std=c++17 --fmad=true (and" in p.stdout
+    assert p.returncode == 0 and "options --std=c++17 --fmad=true --device-as-default-execution-space (and" in p.stdout
     p = render("compile", str(k), "--option=--fmad=false", "--option", "-lineinfo", cwd=tmp_path)
-    assert p.returncode == 0 and "options --std=c++17 --fmad=false -lineinfo (and" in p.stdout, p.stdout
+    assert p.returncode == 0 and "options --std=c++17 --device-as-default-execution-space --fmad=false -lineinfo (and" \
+        in p.stdout, p.stdout
     p = render("compile", str(k), "--option=--no-such-option", cwd=tmp_path)
     assert p.returncode == 1 and "FAILED" in p.stdout
     p = render("compile", str(k), "--option=fmad", cwd=tmp_path)
     assert p.returncode == 2 and "start with '-'" in p.stderr
+
+
+@needs_compiler
+def test_ptxas_limits_and_host_helpers_as_on_the_gpu(tmp_path):
+    """A helper without __device__ compiles (NVRTC compiles none for the host, as on the GPU);
+    a kernel over ptxas's limits fails here as on the GPU (NVRTC's ptxas stage, sm_75)."""
+    helper = tmp_path / "helper.cu"
+    helper.write_text('float twice(float v) { return 2 * v; }\n'
+                      'extern "C" __global__ void run(float* out) { out[0] = twice(out[0]); }\n')
+    assert render("compile", str(helper), cwd=tmp_path).returncode == 0
+    big = tmp_path / "big.cu"
+    big.write_text('extern "C" __global__ void run(float* out) { __shared__ float s[40000]; s[threadIdx.x] = out[0]; '
+                   '__syncthreads(); out[threadIdx.x] = s[(threadIdx.x + 1) % 40000]; }\n')
+    p = render("compile", str(big), cwd=tmp_path)
+    if "nvcc" not in p.stdout:                      # nvcc's -ptx stops before ptxas
+        assert p.returncode == 1 and "FAILED" in p.stdout and "shared data" in p.stderr, (p.stdout, p.stderr)
 
 
 @needs_compiler
@@ -265,7 +282,7 @@ def test_a_renderer_file_compiles_each_class_with_its_own_options(tmp_path):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert len(lines) == 2 and "r.py:Plain" in lines[0] and "--fmad=true" in lines[0]
-    assert "r.py:Exact" in lines[1] and "--std=c++17 -DTILE=8 --fmad=false" in lines[1]
+    assert "r.py:Exact" in lines[1] and "-DTILE=8 --fmad=false" in lines[1] and "--fmad=true" not in lines[1]
     (tmp_path / "s.py").write_text("import not_installed_here\nKERNEL = 'my_renderer.cu'\n")
     p = render("compile", str(tmp_path / "s.py"), cwd=tmp_path)
     assert p.returncode == 0 and "could not import it here (ModuleNotFoundError" in p.stderr

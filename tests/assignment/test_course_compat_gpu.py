@@ -135,7 +135,9 @@ def test_student_files_keep_denormals_as_nvcc_does_unless_told_not_to():
 
 
 def test_a_student_file_compiles_on_the_gpu_exactly_when_render_compile_passes_it(tmp_path, monkeypatch):
-    # the same options on both sides: nvcc's rules (a function without __device__ is the host's)
+    """The same options on both sides: a helper without __device__ compiles (NVRTC has no host
+    compiler; CuPy's convention), and ptxas's limits refuse a kernel on both (render compile
+    runs ptxas too)."""
     import cupy as cp
 
     from circle_render.commands.compile import compile_file, load_nvrtc
@@ -143,34 +145,39 @@ def test_a_student_file_compiles_on_the_gpu_exactly_when_render_compile_passes_i
     from circle_render.cuda.nvrtc import StudentCompileError
     monkeypatch.setenv("CIRCLE_RENDER_CACHE", str(tmp_path / "cache"))
     lib = load_nvrtc()
-    for body, compiles in (("__device__ float twice(float v) { return 2 * v; }", True),
-                           ("float twice(float v) { return 2 * v; }", False)):
-        k = tmp_path / f"k{int(compiles)}.cu"
-        k.write_text(body + '\nextern "C" __global__ void run(float* out) { out[0] = twice(out[0]); }\n')
+    kernels = {"helper": ("float twice(float v) { return 2 * v; }\n"
+                          'extern "C" __global__ void run(float* out) { out[0] = twice(out[0]); }\n'),
+               "too_much_shared": ('extern "C" __global__ void run(float* out) { __shared__ float big[40000]; '
+                                   "big[threadIdx.x] = out[0]; __syncthreads(); "
+                                   "out[threadIdx.x] = big[(threadIdx.x + 1) % 40000]; }\n")}
+    for name, body in kernels.items():
+        k = tmp_path / f"{name}.cu"
+        k.write_text(body)
+        compiles = name == "helper"
         assert compile_file(k, nvrtc=lib).ok is compiles
         if compiles:
             out = cp.full(1, 3, dtype=np.float32)
             load_module(k).get_function("run")((1,), (1,), (out,))
             assert float(out.get()[0]) == 6
         else:
-            with pytest.raises(StudentCompileError, match="twice"):
+            with pytest.raises(StudentCompileError, match="shared data"):
                 load_module(k)
 
 
-def test_a_damaged_cached_ptx_is_compiled_again(tmp_path, monkeypatch):
+def test_a_damaged_cached_cubin_is_compiled_again(tmp_path, monkeypatch):
     import cupy as cp
 
     from circle_render.cuda.module import kernel_source, load_module, module_options
-    from circle_render.cuda.nvrtc import cached_ptx
+    from circle_render.cuda.nvrtc import cached_cubin
     monkeypatch.setenv("CIRCLE_RENDER_CACHE", str(tmp_path))
     k = tmp_path / "k.cu"
     k.write_text('extern "C" __global__ void run(float* out) { out[0] = 7; }\n')
-    ptx = cached_ptx(kernel_source(k), k.name, module_options(k))
-    assert ptx.parent == tmp_path / "ptx"
-    ptx.write_bytes(b"not PTX")
+    cubin = cached_cubin(kernel_source(k), k.name, module_options(k))
+    assert cubin.parent == tmp_path / "cubin"
+    cubin.write_bytes(b"not a cubin")
     out = cp.zeros(1, dtype=np.float32)
     load_module(k).get_function("run")((1,), (1,), (out,))
-    assert float(out.get()[0]) == 7 and ptx.read_bytes() != b"not PTX"
+    assert float(out.get()[0]) == 7 and cubin.read_bytes() != b"not a cubin"
 
 
 @pytest.mark.parametrize("side", [16, 32])
