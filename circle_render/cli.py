@@ -25,7 +25,7 @@ from circle_render.commands import compile as compile_cmd
 from circle_render.commands import primitives as primitives_cmd
 from circle_render.commands import scene as scene_cmd
 from circle_render.errors import Interrupted, UserError
-from circle_render.interrupts import install_numba_safe
+from circle_render.interrupts import install_numba_safe, stop_resends
 from circle_render.scenes import SCENE_NAMES, SCENES
 
 MAX_SIZE = 16384
@@ -304,6 +304,7 @@ def _interrupted(e: BaseException) -> None:
     done = getattr(e, "done", None)
     what = f" after writing {done}" if done else "; no partial output was written"
     click.echo(f"render: interrupted{what}", err=True)
+    stop_resends()                       # one interrupt, one exit: no late copy of it
     sys.exit(128 + int(signum))
 
 

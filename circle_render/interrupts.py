@@ -64,10 +64,32 @@ def numba_safe(handler: Any) -> Any:
     return handle
 
 
+_pending: list[threading.Timer] = []      # at most one resend in flight
+
+
 def _send_again(signum: int) -> None:
-    again = threading.Timer(RETRY_S, os.kill, (os.getpid(), signum))
+    """Send ``signum`` again in RETRY_S, unless a resend is already on its way (one interrupt
+    must end as one: a second, late, would turn the exit with 128 + the signal into a death by
+    it while the process shuts down)."""
+    if _pending:
+        return
+    again = threading.Timer(RETRY_S, _fire, (signum,))
     again.daemon = True
+    _pending[:] = [again]
     again.start()
+
+
+def _fire(signum: int) -> None:
+    _pending.clear()                      # before the signal: its handler may need to resend it
+    os.kill(os.getpid(), signum)
+
+
+def stop_resends() -> None:
+    """Cancel a resend on its way: the interrupt it carries has been handled (the command is
+    exiting with 128 + the signal)."""
+    for t in _pending:
+        t.cancel()
+    _pending.clear()
 
 
 def _unraisable_hook(previous: Callable[[Any], object]) -> Callable[[Any], None]:
