@@ -36,7 +36,6 @@ from circle_render.interface import Renderer
 from circle_render.scenes.scene import FLAT, SNOW, Scene
 
 f32 = np.float32
-_MOVED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))   # read as they are (inputs.py device_view)
 
 
 @dataclass(frozen=True)
@@ -227,25 +226,19 @@ class Canvas:
         import cupy as cp
 
         from circle_render.canvas.on_gpu import GpuChecks
-        device = self._device
-        assert device is not None
+        assert self._device is not None
         with self._on_device():
             deferred = self._deferred = self._deferred or _Deferred()
-            if type(positions) is cp.ndarray and positions.dtype in _MOVED_DTYPES \
-                    and positions.shape in ((old.n, 2), (old.n, 3)) and positions.device.id == device:
-                a = positions                   # read as GpuChecks.read_positions would: checked already
-            else:
-                a = GpuChecks(self._host, device).read_positions(positions, old.n)
+            checks = GpuChecks(self._host, self._device, flags=deferred.flags)
+            a = checks.read_positions(positions, old.n)
 
-            def queue(a: Any, staging: Any) -> Any:
-                checks = GpuChecks(self._host, device, flags=deferred.flags)
-                checks.place_positions(checks.read_positions(a, old.n), staging)
+            def queue(staging: Any) -> None:
+                checks.place_positions(a, staging)
                 self._renderer.update_circles(position=staging, guard=deferred.flags)
                 stream = cp.cuda.get_current_stream()
                 cp.cuda.runtime.memcpyAsync(deferred.host.ctypes.data, deferred.flags.data.ptr, deferred.host.nbytes,
                                             cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-                return checks
-            xyz, checks = self._moves.move(a, old.xyz, queue)
+            xyz = self._moves.move(a, old.xyz, queue)
             deferred.event.record(cp.cuda.get_current_stream())
             self._pending = (checks, old)
             self._circles, self._drawn = Circles(xyz, old.radius, old.rgba, old.outline), False

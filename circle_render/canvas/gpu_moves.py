@@ -1,7 +1,7 @@
 """update(positions=...) on the GPU as one graph launch, frame after frame.
 
 A move queues three things (canvas.py ``_move_on_gpu``): the check-and-place kernel, from the
-user's array into a staging buffer (on_gpu.py ``GpuChecks.positions``); the renderer's guarded
+user's array into a staging buffer (on_gpu.py ``GpuChecks.place_positions``); the renderer's guarded
 copy of the staging buffer into its circles (``update_circles(position=, guard=)``: device work
 only); and the copy of the flags to page-locked memory, read by the canvas's next call. Launched
 one by one from Python that is about 65 us of host time a move, several times the GPU's work at
@@ -15,6 +15,7 @@ The graphs hold the renderer's buffers: ``clear()`` whenever the renderer may ha
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,10 +28,8 @@ KEPT = 8                  # arrays remembered (the least recently moved forgotte
 
 @dataclass
 class _Seen:
-    """One positions array: its staging buffers, each with its graph once captured, and the
-    checks that placed it (their record of the array is what a refused move is checked with)."""
+    """One positions array: its staging buffers, each with its graph once captured."""
     staging: tuple[Any, Any]
-    checks: Any = None
     uses: list[int] = field(default_factory=lambda: [0, 0])
     graphs: list[Graph | None] = field(default_factory=lambda: [None, None])
 
@@ -49,12 +48,12 @@ class MoveGraphs:
     def clear(self) -> None:
         self._seen.clear()
 
-    def move(self, a: Any, held: Any, queue: Any) -> tuple[Any, Any]:
+    def move(self, a: Any, held: Any, queue: Callable[[Any], None]) -> Any:
         """Queue the move of positions ``a`` (a CuPy array on the canvas's GPU, shape checked):
-        ``queue(a, staging)`` queues the three steps (returning the checks used), launched
-        as they are the first time an array and buffer are used, captured the second, replayed
-        after. ``held``: the canvas's current positions, a staging buffer not to write.
-        Returns (the staging buffer now holding the placed positions, the checks)."""
+        ``queue(staging)`` queues the three steps, launched as they are the first time an array
+        and buffer are used, captured the second, replayed after. ``held``: the canvas's
+        current positions, a staging buffer not to write. Returns the staging buffer that now
+        holds the placed positions."""
         import cupy as cp
         key = array_key(a)
         seen = self._seen.get(key)
@@ -70,9 +69,9 @@ class MoveGraphs:
         if graph is not None:
             graph()
         elif seen.uses[k] == 0:
-            seen.checks = queue(a, staging)
+            queue(staging)
         else:
-            captured = seen.graphs[k] = Graph.capture(lambda: queue(a, staging))
+            captured = seen.graphs[k] = Graph.capture(lambda: queue(staging))
             captured()
         seen.uses[k] += 1
-        return staging, seen.checks
+        return staging

@@ -129,11 +129,11 @@ def check_kind(name: str, dtype: np.dtype) -> None:
                             + (": complex values are not truncated silently" if dtype.kind == "c" else ""))
 
 
-def device_view(name: str, value: Any, device: int | None) -> Any:
+def device_view(name: str, value: Any, device: int | None, found: int | None) -> Any:
     """A CUDA array as a CuPy array without a copy, on GPU ``device`` (None: wherever it is),
-    holding integers or real floats (float16 widened to float32: exact)."""
+    holding integers or real floats (float16 widened to float32: exact). ``found``: where(name,
+    value), which the caller has asked already."""
     import cupy as cp
-    found = where(name, value)
     wrong_gpu = (f"{name} is on GPU {{}} but the canvas draws on GPU {device}; move it there first "
                  f"(PyTorch: tensor.to('cuda:{device}'); CuPy: make it under cupy.cuda.Device({device}))")
     if device is not None and found not in (None, ON_CUDA, device):
@@ -162,4 +162,4 @@ def cuda_to_host(name: str, value: Any) -> np.ndarray:
     import cupy as cp
     found = where(name, value)
     with cp.cuda.Device(found if found not in (None, ON_CUDA) else cp.cuda.Device().id):
-        return device_view(name, value, None).get()
+        return device_view(name, value, None, found).get()

@@ -205,19 +205,22 @@ class GpuChecks:
     def read(self, name: str, value: Any, expected: str) -> Any:
         """An argument on the GPU: a CUDA array in place, a host array uploaded as it is."""
         import cupy as cp
-        if where(name, value) is None:
+        found = where(name, value)
+        if found is None:
             return cp.asarray(host_numbers(name, value, expected))
-        return device_view(name, value, self.device)
+        return device_view(name, value, self.device, found)
 
     def positions(self, value: Any, n: int | None = None) -> Any:
         return self.place_positions(self.read_positions(value, n))
 
     def read_positions(self, value: Any, n: int | None = None) -> Any:
-        """Positions on the GPU (a CuPy array, shape checked), not yet placed."""
+        """Positions on the GPU (a CuPy array, shape checked, kept to be checked again on the
+        host if refused), not yet placed."""
         a = self.read("positions", value, f"an array of numbers of shape {POSITIONS}")
         if tuple(a.shape) == (0,) and n in (None, 0):       # no circles: [] for (0, 2)
             a = a.reshape(0, 2)
         check_positions(tuple(a.shape), n)
+        self._given["positions"] = (a,)
         return a
 
     def place_positions(self, a: Any, xyz: Any = None) -> Any:
@@ -232,7 +235,6 @@ class GpuChecks:
         if a.shape[0]:
             place = _kernels()["positions" if depth else "positions_2d"]
             place(a[:, 0], a[:, 1], z, p.x0, p.kx, p.y0, p.ky, MAX_ABS, xyz[:, 0], xyz[:, 1], xyz[:, 2], self.flags)
-        self._given["positions"] = (a,)
         return xyz
 
     def radii(self, value: Any, n: int, held: bool = False) -> Any:
@@ -271,13 +273,14 @@ class GpuChecks:
         expected = f"a number {UNIT} or ({n},) of them, one per circle"
         if alpha is None:
             return np.float64(FLAT_ALPHA)
-        if where("alpha", alpha) is None:
+        found = where("alpha", alpha)
+        if found is None:
             values = number_array("alpha", alpha, expected)
             if values.ndim == 0:
                 check_range("alpha", values, 0, 1, UNIT)
                 return np.float64(values)
         else:
-            values = device_view("alpha", alpha, self.device)
+            values = device_view("alpha", alpha, self.device, found)
         if tuple(values.shape) != (n,):
             raise ArgumentError(f"alpha must be {expected}, got shape {tuple(values.shape)}")
         return cp.asarray(values)                  # a host array uploaded (kernels take CuPy arrays)
