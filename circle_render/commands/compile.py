@@ -30,11 +30,24 @@ from typing import Any
 
 import click
 
-from circle_render.cuda.module import COURSE_HEADERS, KERNEL_DIR, check_options, kernel_source, student_compile_options
+from circle_render.cuda.module import (
+    COURSE_HEADERS,
+    KERNEL_DIR,
+    check_options,
+    kernel_source,
+    option_name,
+    student_compile_options,
+)
 from circle_render.cuda.student import describe_options
 from circle_render.errors import UserError
 
 DEFAULT_ARCH = "compute_75"             # the oldest GPUs the courses use (T4, T4G); --arch to change
+ARCH = re.compile(r"(compute|sm)_\d{2,3}[af]?")   # what --arch takes: compute_90, sm_86, compute_90a
+NVRTC_ONLY = ("device-as-default-execution-space", "default-device")   # options nvcc does not take
+# Headers of the course's host code (cudaRenderer.cu, main.cpp): a port has no host code in its .cu
+HOST_HEADERS = ("cudaRenderer.h", "image.h", "noise.h", "sceneLoader.h", "util.h", "CycleTimer.h", "ppm.h",
+                "cuda.h", "cuda_runtime.h", "driver_functions.h", "stdio.h", "stdlib.h", "string", "vector",
+                "algorithm", "cstdio", "cstdlib", "cstring", "math.h", "cmath")
 INSTALL = ('install NVRTC, the compiler CuPy uses, with the `.[compile]` extra (`python3 -m pip install -e '
            '".[compile]"`, no GPU needed) or the `.[cuda12]` / `.[cuda13]` extra')
 
@@ -179,16 +192,22 @@ def _hints(log: str, path: Path) -> list[str]:
     """One line for each header the compiler could not open: where we looked, and what a port
     includes instead of a course header."""
     out = []
-    missing = re.findall(r'cannot open source file "([^"]+)"', log)                  # NVRTC's words
+    missing = re.findall(r'(?:cannot|could not) open source file "([^"]+)"', log)     # NVRTC's words
     missing += re.findall(r"fatal error: (\S+?): No such file or directory", log)    # nvcc's (its preprocessor's)
     for header in dict.fromkeys(missing):
         name = Path(header).name
         if name in COURSE_HEADERS:
             out.append(f'{path}: note: "{header}" is one of the course\'s headers: include "course_compat.cuh" '
                        "instead (docs/assignment.md, section 7)")
+        elif name in HOST_HEADERS or header.startswith("thrust/"):
+            out.append(f'{path}: note: "{header}" serves the course\'s host code, which a port writes in Python: '
+                       "delete the include (docs/assignment.md, section 7)")
         else:
             out.append(f'{path}: note: "{header}" is neither beside the file that includes it nor in {KERNEL_DIR} '
                        "(where a port's headers are looked for, on the GPU as here)")
+    if re.search(r'identifier "uint" is undefined', log):
+        out.append(f'{path}: note: `uint` is not a CUDA type (nvcc finds it in glibc\'s headers): include '
+                   '"helpers.cuh" or "course_compat.cuh", which define it (docs/assignment.md, section 6)')
     return out
 
 
@@ -256,6 +275,7 @@ def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = No
         compiler = ("nvcc (NVRTC not found: nvcc is more lenient, e.g. it accepts `uint`; "
                     "the .[compile] extra installs NVRTC)")
         run = (compile_nvcc,)
+        given = tuple(o for o in given if option_name(o) not in NVRTC_ONLY)   # nvcc compiles host code itself
     try:
         ok, log, ptx = in_child(*run, source, path.name, given)
         real = arch.replace("compute_", "sm_")
@@ -303,6 +323,9 @@ def _shown(path: Path) -> str:
 
 
 def compile_command(files: tuple[str, ...], arch: str, defines: tuple[str, ...], options: tuple[str, ...] = ()) -> None:
+    if not ARCH.fullmatch(arch):
+        raise UserError(f"--arch {arch!r}: give a GPU architecture such as compute_75 (a T4), compute_86 (an "
+                        "RTX 3090) or compute_90 (an H100); sm_XX too")
     extra, own = _parse_defines(defines), _parse_options(options)
     plan = [targets_of(Path(name)) for name in files]       # a bad path is named first, compiler or not
     nvrtc = load_nvrtc()

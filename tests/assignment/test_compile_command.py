@@ -220,7 +220,8 @@ def test_missing_headers_are_named_in_either_compilers_words(tmp_path):
         assert len(notes) == 2, (log, notes)
         assert '"exclusiveScan.cu_inl" is one of the course\'s headers: include "course_compat.cuh"' in notes[0]
         assert '"nowhere.cuh" is neither beside the file that includes it nor in' in notes[1]
-    assert _hints("k.cu(3): error: identifier \"uint\" is undefined\n", k) == []
+    uint = _hints("k.cu(3): error: identifier \"uint\" is undefined\n", k)      # no header note; uint's own
+    assert len(uint) == 1 and "`uint` is not a CUDA type" in uint[0]
 
 
 @needs_compiler
@@ -286,6 +287,31 @@ def test_a_renderer_file_compiles_each_class_with_its_own_options(tmp_path):
     (tmp_path / "s.py").write_text("import not_installed_here\nKERNEL = 'my_renderer.cu'\n")
     p = render("compile", str(tmp_path / "s.py"), cwd=tmp_path)
     assert p.returncode == 0 and "could not import it here (ModuleNotFoundError" in p.stderr
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the fallback without NVRTC)")
+def test_the_nvcc_fallback_compiles_the_scaffold():
+    """Without NVRTC, nvcc compiles the scaffold: the options only NVRTC takes are left out."""
+    from circle_render.commands.compile import compile_file
+    result = compile_file(ROOT / "assignment" / "my_renderer.cu", nvrtc=None)
+    assert result.ok and result.compiler.startswith("nvcc"), result.log
+
+
+@needs_nvrtc
+def test_notes_for_uint_and_the_courses_host_headers(tmp_path):
+    k = tmp_path / "k.cu"
+    k.write_text('extern "C" __global__ void k(uint* out) { out[0] = 1; }\n')
+    p = render("compile", str(k), cwd=tmp_path)
+    assert p.returncode == 1 and 'include "helpers.cuh" or "course_compat.cuh"' in p.stderr, p.stderr
+    for header in ("<stdio.h>", '"cudaRenderer.h"', "<thrust/sort.h>"):
+        k.write_text(f'#include {header}\nextern "C" __global__ void k(float* out) {{ out[0] = 1; }}\n')
+        p = render("compile", str(k), cwd=tmp_path)
+        assert p.returncode == 1 and "serves the course's host code" in p.stderr, (header, p.stderr)
+
+
+def test_a_bad_arch_is_named(tmp_path):
+    p = render("compile", "--arch", "90", str(ROOT / "assignment" / "my_renderer.cu"), cwd=tmp_path)
+    assert p.returncode == 2 and "--arch '90': give a GPU architecture such as compute_75" in p.stderr, p.stderr
 
 
 def test_no_compiler_names_the_compile_extra(monkeypatch):
