@@ -238,6 +238,34 @@ def table(design: str, rules_name: str, course: dict, check: dict, no_f: dict | 
     return "\n".join(lines), summary
 
 
+def self_spread(entry: dict) -> str:
+    """The course's checker graded the same build more than once (--course-repeats): per scene
+    and rules, its points in each run, and the widest spread: how far the course agrees with itself."""
+    runs = [entry["course"]["rows"], *entry["course_repeats"]]
+    lines, spreads = [], {}
+    for rules_name in ("cs149", "cmu"):
+        rules = RULES[rules_name]
+        totals = [0] * len(runs)
+        widest = 0
+        for scene in rules.scenes:
+            pts = []
+            for i, rows in enumerate(runs):
+                c = rows.get(scene)
+                if c is None:
+                    continue
+                p = c["points"] if rules_name == "cs149" else scene_score(rules, c["passed"], c["t"], c["tref"])
+                pts.append(p)
+                totals[i] += p
+            widest = max(widest, max(pts) - min(pts)) if pts else widest
+            lines.append(f"  {rules_name:<5} {scene:<11} points {pts}  T/Tref "
+                         + " ".join(f"{r[scene]['t'] / r[scene]['tref']:.3f}" for r in runs
+                                    if scene in r and r[scene]['t']))
+        spreads[rules_name] = {"totals": totals, "widest_scene": widest}
+        lines.append(f"  {rules_name:<5} totals {totals}, widest scene spread {widest}")
+    entry["course_self_spread"] = spreads
+    return "\n".join(lines)
+
+
 def summary_lines(record: dict) -> list[str]:
     out = []
     for design, entry in record["designs"].items():
@@ -288,6 +316,9 @@ def grade(a, record: dict, output: Path) -> None:
         course_rows, out, s = run_checker(course, folder)
         say(f"## {design}: the course's checker.py ({s:.0f} s)\n{out.strip()}")
         entry["course"] = {"rows": course_rows, "seconds": round(s, 1)}
+        if a.course_repeats:
+            entry["course_repeats"] = [run_checker(course, folder)[0] for _ in range(a.course_repeats)]
+            say(f"## {design}: the course's checker against itself\n" + self_spread(entry))
         if a.no_f:
             started = time.monotonic()
             entry["course_no_f"] = time_without_f(course, folder, RULES["cs149"].scenes)
@@ -356,6 +387,9 @@ def main() -> None:
     ap.add_argument("--no-f", action="store_true", help="also time each original's binary without -f (min of 3, "
                     "about 30 s a design): the port over the original with no model of the -f cost between them")
     ap.add_argument("--refbin", action="store_true", help="time the course's binary with and without -f instead")
+    ap.add_argument("--course-repeats", type=int, default=0, metavar="N",
+                    help="grade each original N more times with the course's checker (about 55 s each): "
+                    "its points run to run, the spread the course itself gives the same program")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     if not (Path(a.course) / "harness" / "render" / "Makefile").is_file():
