@@ -7,11 +7,13 @@ the options go to NVRTC exactly as given (module.py ``student_compile_options``:
 defaults, with ``--device-as-default-execution-space`` as CuPy gives it, since NVRTC compiles
 no host code), through CuPy's binding of it, to a cubin for the GPU's architecture: ptxas runs
 at compile time, so its errors come with their log and its options (``--maxrregcount``,
-``-Xptxas``) apply. Measured on the H100 with NVRTC 13.0: a cubin flushed denormals under
-``-ftz=true`` only with ``--device-as-default-execution-space`` among the options (which the
-defaults hold); PTX loaded by the driver honoured it either way. The cubin is kept in the
-user's cache folder (keyed by the source with its headers inlined, the options, the architecture
-and NVRTC's version) and loaded with ``cupy.RawModule(path=...)``.
+``-Xptxas``) apply. Measured on the H100 with NVRTC 13.0 (CuPy 14.2, driver 13.0): a cubin kept
+denormals under ``-ftz=true`` (the PTX had ``mul.ftz.f32``; the same PTX loaded by the driver
+flushed) unless a ptxas option was given (``-Xptxas -O3`` flushed), so the defaults name ptxas's
+own default level, ``--ptxas-options=-O3`` (NVRTC 12.9 and 13.0.88 here, without a GPU, put
+FMUL.FTZ in the cubin either way). The cubin is kept in the user's cache folder (keyed by the
+source with its headers inlined, the options, the architecture and NVRTC's version) and loaded
+with ``cupy.RawModule(path=...)``.
 """
 from __future__ import annotations
 
