@@ -156,9 +156,7 @@ STUDENT_DEFINES = ("PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_B
 # a function without __device__ is compiled for the GPU (--device-as-default-execution-space, as
 # CuPy does): a host helper nvcc would accept beside the kernels compiles here too. The student's
 # own options come last and replace a default of the same name: ("--fmad=false",) turns fusing off.
-# --ptxas-options=-O3 is ptxas's own default level; NVRTC 13.0's cubins (the H100 machine's)
-# ignored -ftz=true without a ptxas option (cuda/nvrtc.py says what was measured).
-STUDENT_OPTIONS = ("--std=c++17", "--fmad=true", "--device-as-default-execution-space", "--ptxas-options=-O3")
+STUDENT_OPTIONS = ("--std=c++17", "--fmad=true", "--device-as-default-execution-space")
 
 
 def option_name(option: str) -> str:

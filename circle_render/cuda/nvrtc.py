@@ -7,13 +7,13 @@ the options go to NVRTC exactly as given (module.py ``student_compile_options``:
 defaults, with ``--device-as-default-execution-space`` as CuPy gives it, since NVRTC compiles
 no host code), through CuPy's binding of it, to a cubin for the GPU's architecture: ptxas runs
 at compile time, so its errors come with their log and its options (``--maxrregcount``,
-``-Xptxas``) apply. Measured on the H100 with NVRTC 13.0 (CuPy 14.2, driver 13.0): a cubin kept
-denormals under ``-ftz=true`` (the PTX had ``mul.ftz.f32``; the same PTX loaded by the driver
-flushed) unless a ptxas option was given (``-Xptxas -O3`` flushed), so the defaults name ptxas's
-own default level, ``--ptxas-options=-O3`` (NVRTC 12.9 and 13.0.88 here, without a GPU, put
-FMUL.FTZ in the cubin either way). The cubin is kept in the user's cache folder (keyed by the
-source with its headers inlined, the options, the architecture and NVRTC's version) and loaded
-with ``cupy.RawModule(path=...)``.
+``-Xptxas``) apply. One exception, measured on the H100 with NVRTC 13.0 (CuPy 14.2, driver
+13.0): its cubins kept denormals under ``-ftz=true`` (the PTX had ``mul.ftz.f32``, and that PTX
+loaded by the driver flushed), whatever else the options held; so a compile that asks for
+flushing (``-ftz=true``, ``--use_fast_math``) is checked as a cubin (ptxas's errors) and loaded
+as PTX, which the driver compiles for the GPU. Both are kept in the user's cache folder (keyed by
+the source with its headers inlined, the options, the architecture and NVRTC's version) and
+loaded with ``cupy.RawModule(path=...)``.
 """
 from __future__ import annotations
 
@@ -40,8 +40,21 @@ def target_arch() -> str:
     return f"-arch=sm_{max(known) if known else cc}"
 
 
-def compile_cubin(source: str, name: str, options: Sequence[str]) -> bytes:
-    """NVRTC's cubin for ``source`` (a file called ``name`` in its messages), ``options`` as given."""
+def flushes(options: Sequence[str]) -> bool:
+    """Whether ``options`` ask for denormals flushed to zero: the last -ftz, --use_fast_math counting as -ftz=true."""
+    flush = False
+    for o in options:
+        name, _, value = o.lstrip("-").partition("=")
+        if name == "ftz":
+            flush = value == "true"
+        elif name == "use_fast_math":
+            flush = True
+    return flush
+
+
+def compile_cubin(source: str, name: str, options: Sequence[str], ptx: bool = False) -> bytes:
+    """NVRTC's cubin (or, with ``ptx``, its PTX) for ``source`` (a file called ``name`` in its
+    messages), ``options`` as given."""
     from cupy_backends.cuda.libs import nvrtc
     prog = nvrtc.createProgram(source, name, (), ())
     try:
@@ -50,27 +63,33 @@ def compile_cubin(source: str, name: str, options: Sequence[str]) -> bytes:
         except nvrtc.NVRTCError:
             raise StudentCompileError(f"{name}: NVRTC could not compile it (options: {' '.join(options)}):\n"
                                       f"{nvrtc.getProgramLog(prog).strip()}") from None
-        return bytes(nvrtc.getCUBIN(prog))
+        return bytes(nvrtc.getPTX(prog) if ptx else nvrtc.getCUBIN(prog))
     finally:
         nvrtc.destroyProgram(prog)
 
 
 def cached_cubin(source: str, name: str, options: Sequence[str], fresh: bool = False) -> Path:
-    """The cubin file of ``source`` compiled with ``options`` for this GPU, compiled if not cached
-    (or if ``fresh``). Written to a temporary file and renamed: a reader never sees half a file."""
+    """The file the GPU loads for ``source`` compiled with ``options``: its cubin for this GPU, or
+    where the options ask for flushing denormals its PTX (after the cubin compiled: ptxas's
+    errors); compiled if not cached (or if ``fresh``). Written to a temporary file and renamed:
+    a reader never sees half a file."""
     from cupy_backends.cuda.libs import nvrtc
-    chosen = (*options, target_arch())
+    arch = target_arch()
+    as_ptx = flushes(options)
+    chosen = (*options, arch.replace("sm_", "compute_") if as_ptx else arch)
     key = hashlib.sha256(repr((nvrtc.getVersion(), chosen, source)).encode()).hexdigest()[:32]
     folder = cache_dir() / "cubin"
-    path = folder / f"{key}.cubin"
+    path = folder / f"{key}.{'ptx' if as_ptx else 'cubin'}"
     if not fresh and path.is_file() and path.stat().st_size > 0:
         return path
-    cubin = compile_cubin(source, name, chosen)
+    if as_ptx:
+        compile_cubin(source, name, (*options, arch))         # ptxas's checks, as for every file
+    code = compile_cubin(source, name, chosen, ptx=as_ptx)
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".part")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(cubin)
+            f.write(code)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -162,6 +162,8 @@ def test_a_student_file_compiles_on_the_gpu_exactly_when_render_compile_passes_i
         else:
             with pytest.raises(StudentCompileError, match="shared data"):
                 load_module(k)
+            with pytest.raises(StudentCompileError, match="shared data"):   # loaded as PTX, checked as a cubin
+                load_module(k, options=("-ftz=true",))
 
 
 def test_a_damaged_cached_cubin_is_compiled_again(tmp_path, monkeypatch):
