@@ -242,6 +242,13 @@ def test_a_non_finite_alpha_fails(tmp_path, cheats):
     assert "non-finite values (first at pixel (3, 2) channel a)" in log(tmp_path, "rgb")
 
 
+def _default_signals() -> None:
+    """In the child: the signals a background job or nohup inherits as ignored (SIGINT, SIGHUP)
+    back to their defaults; the check keeps an ignored one ignored, as nohup means."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 @pytest.mark.parametrize("when", ["starting", "drawing"])
 def test_a_signal_ends_the_check_and_every_worker(tmp_path, cheats, sig, code, when):
@@ -250,7 +257,7 @@ def test_a_signal_ends_the_check_and_every_worker(tmp_path, cheats, sig, code, w
     cmd = [sys.executable, "-m", "circle_render", "check", "-r", f"{cheats}:LeavesAndWaits", *FAST, "--scenes", "rgb"]
     p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT), "CIRCLE_RENDER_CACHE": str(tmp_path / "c")},
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         preexec_fn=_default_signals)
     children = []
     for line in p.stderr:
         if when == "starting" and line.startswith("check: renderer"):
