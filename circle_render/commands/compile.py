@@ -38,6 +38,7 @@ from circle_render.cuda.module import (
     option_name,
     student_compile_options,
 )
+from circle_render.cuda.nvrtc import ptx_conflict
 from circle_render.cuda.student import describe_options
 from circle_render.errors import UserError
 
@@ -268,6 +269,9 @@ def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = No
         return Compiled(path, "source assembly", False, f"{e.strerror or e}: {e.filename or path}")
     chosen = student_compile_options(defines, options)
     given = (*chosen, f"-arch={arch}")
+    conflict = ptx_conflict(chosen)
+    if conflict:                                         # the GPU path refuses it the same way (cuda/nvrtc.py)
+        return Compiled(path, "the options", False, f"{path}: error: {conflict}", chosen)
     run: tuple[Any, ...]
     if nvrtc is not None:
         compiler, run = f"NVRTC {_nvrtc_version(nvrtc)}", (compile_nvrtc, nvrtc)

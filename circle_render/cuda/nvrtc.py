@@ -52,6 +52,20 @@ def flushes(options: Sequence[str]) -> bool:
     return flush
 
 
+PTXAS_OPTIONS = ("maxrregcount", "Xptxas", "ptxas-options")     # options NVRTC hands to ptxas only
+
+
+def ptx_conflict(options: Sequence[str]) -> str | None:
+    """Why ``options`` cannot all take effect on the GPU, or None: a compile that flushes
+    denormals is loaded as PTX (above), and ptxas's options do not reach the driver's compile."""
+    lost = [o for o in options if o.lstrip("-").split("=", 1)[0] in PTXAS_OPTIONS]
+    if not lost or not flushes(options):
+        return None
+    return (f"{' '.join(lost)} cannot be combined with -ftz=true or --use_fast_math here: NVRTC 13.0's cubins "
+            "drop -ftz=true, so such a file reaches the GPU as PTX, which ptxas's options do not reach; "
+            "drop one of the two")
+
+
 def compile_cubin(source: str, name: str, options: Sequence[str], ptx: bool = False) -> bytes:
     """NVRTC's cubin (or, with ``ptx``, its PTX) for ``source`` (a file called ``name`` in its
     messages), ``options`` as given."""
@@ -73,6 +87,9 @@ def cached_cubin(source: str, name: str, options: Sequence[str], fresh: bool = F
     where the options ask for flushing denormals its PTX (after the cubin compiled: ptxas's
     errors); compiled if not cached (or if ``fresh``). Written to a temporary file and renamed:
     a reader never sees half a file."""
+    conflict = ptx_conflict(options)
+    if conflict:
+        raise StudentCompileError(f"{name}: {conflict}")
     from cupy_backends.cuda.libs import nvrtc
     arch = target_arch()
     as_ptx = flushes(options)

@@ -19,3 +19,20 @@ from circle_render.cuda.nvrtc import flushes
 ])
 def test_flushes_reads_the_last_ftz_and_fast_math(options, expected):
     assert flushes(options) is expected
+
+
+@pytest.mark.parametrize("options", [("-ftz=true", "--maxrregcount=32"), ("--use_fast_math", "-Xptxas", "-O1"),
+                                     ("--ptxas-options=-v", "-ftz=true")])
+def test_ptxas_options_with_flushing_are_refused_by_render_compile_and_the_gpu_path_alike(tmp_path, options):
+    """Such a file would reach the GPU as PTX, where ptxas's options do not apply: both sides
+    say so instead of dropping them (render compile fails it before compiling)."""
+    from circle_render.commands.compile import compile_file
+    from circle_render.cuda.nvrtc import StudentCompileError, cached_cubin, ptx_conflict
+    k = tmp_path / "k.cu"
+    k.write_text('extern "C" __global__ void k(float* o) { o[0] = o[1] * o[2]; }\n')
+    result = compile_file(k, options=options)
+    assert not result.ok and "cannot be combined with -ftz=true or --use_fast_math" in result.log
+    with pytest.raises(StudentCompileError, match="reaches the GPU as PTX"):
+        cached_cubin(k.read_text(), k.name, options)                 # refused before NVRTC is asked
+    assert ptx_conflict(("--maxrregcount=32",)) is None and ptx_conflict(("-ftz=true",)) is None
+    assert ptx_conflict(("-ftz=true", "-ftz=false", "--maxrregcount=32")) is None
