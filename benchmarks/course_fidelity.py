@@ -245,21 +245,25 @@ def self_spread(entry: dict) -> str:
     lines, spreads = [], {}
     for rules_name in ("cs149", "cmu"):
         rules = RULES[rules_name]
-        totals = [0] * len(runs)
+        totals: list = [0] * len(runs)          # None: a run lacked a scene
         widest = 0
         for scene in rules.scenes:
-            pts = []
+            pts: list = []
             for i, rows in enumerate(runs):
                 c = rows.get(scene)
-                if c is None:
+                if c is None:                         # that run gave no row: shown as '-', its total marked
+                    pts.append("-")
+                    totals[i] = None
                     continue
                 p = c["points"] if rules_name == "cs149" else scene_score(rules, c["passed"], c["t"], c["tref"])
                 pts.append(p)
-                totals[i] += p
-            widest = max(widest, max(pts) - min(pts)) if pts else widest
+                if totals[i] is not None:
+                    totals[i] += p
+            got = [p for p in pts if p != "-"]
+            widest = max(widest, max(got) - min(got)) if got else widest
             lines.append(f"  {rules_name:<5} {scene:<11} points {pts}  T/Tref "
-                         + " ".join(f"{r[scene]['t'] / r[scene]['tref']:.3f}" for r in runs
-                                    if scene in r and r[scene]['t']))
+                         + " ".join(f"{r[scene]['t'] / r[scene]['tref']:.3f}" if scene in r and r[scene]['t'] else "-"
+                                    for r in runs))
         spreads[rules_name] = {"totals": totals, "widest_scene": widest}
         lines.append(f"  {rules_name:<5} totals {totals}, widest scene spread {widest}")
     entry["course_self_spread"] = spreads
@@ -389,7 +393,7 @@ def main() -> None:
     ap.add_argument("--refbin", action="store_true", help="time the course's binary with and without -f instead")
     ap.add_argument("--course-repeats", type=int, default=0, metavar="N",
                     help="grade each original N more times with the course's checker (about 55 s each): "
-                    "its points run to run, the spread the course itself gives the same program")
+                    "its points run to run within this call, the spread the course itself gives the same program")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     if not (Path(a.course) / "harness" / "render" / "Makefile").is_file():

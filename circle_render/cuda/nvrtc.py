@@ -41,15 +41,13 @@ def target_arch() -> str:
 
 
 def flushes(options: Sequence[str]) -> bool:
-    """Whether ``options`` ask for denormals flushed to zero: the last -ftz, --use_fast_math counting as -ftz=true."""
-    flush = False
-    for o in options:
-        name, _, value = o.lstrip("-").partition("=")
-        if name == "ftz":
-            flush = value == "true"
-        elif name == "use_fast_math":
-            flush = True
-    return flush
+    """Whether ``options`` ask for denormals flushed to zero: the last -ftz=true or -ftz=false
+    decides (as NVRTC does, in whatever order --use_fast_math stands); without one, a bare
+    --use_fast_math (which implies -ftz=true) flushes."""
+    ftz = [o.lstrip("-").partition("=")[2] for o in options if o.lstrip("-").partition("=")[0] == "ftz"]
+    if ftz:
+        return ftz[-1] == "true"
+    return any(o.lstrip("-") == "use_fast_math" for o in options)
 
 
 PTXAS_OPTIONS = ("maxrregcount", "Xptxas", "ptxas-options")     # options NVRTC hands to ptxas only
@@ -58,12 +56,15 @@ PTXAS_OPTIONS = ("maxrregcount", "Xptxas", "ptxas-options")     # options NVRTC 
 def ptx_conflict(options: Sequence[str]) -> str | None:
     """Why ``options`` cannot all take effect on the GPU, or None: a compile that flushes
     denormals is loaded as PTX (above), and ptxas's options do not reach the driver's compile."""
-    lost = [o for o in options if o.lstrip("-").split("=", 1)[0] in PTXAS_OPTIONS]
+    lost = []
+    for i, o in enumerate(options):
+        if o.lstrip("-").split("=", 1)[0] in PTXAS_OPTIONS:
+            lost.append(f"{o} {options[i + 1]}" if o.lstrip("-") == "Xptxas" and i + 1 < len(options) else o)
     if not lost or not flushes(options):
         return None
-    return (f"{' '.join(lost)} cannot be combined with -ftz=true or --use_fast_math here: NVRTC 13.0's cubins "
-            "drop -ftz=true, so such a file reaches the GPU as PTX, which ptxas's options do not reach; "
-            "drop one of the two")
+    return (f"{', '.join(lost)} cannot be combined with -ftz=true or --use_fast_math here: one NVRTC (13.0) "
+            "drops -ftz=true from cubins, so such a file reaches the GPU as PTX, which ptxas's options do not "
+            "reach; drop one of the two (__launch_bounds__ in the kernel limits registers on either path)")
 
 
 def compile_cubin(source: str, name: str, options: Sequence[str], ptx: bool = False) -> bytes:
@@ -114,12 +115,27 @@ def cached_cubin(source: str, name: str, options: Sequence[str], fresh: bool = F
     return path
 
 
+def _loaded(path: Path) -> Any:
+    import cupy
+    module = cupy.RawModule(path=str(path))
+    _ = module.module                                   # loaded now: a damaged file shows here
+    return module
+
+
 def student_module(source: str, name: str, options: Sequence[str]) -> Any:
-    """A ``cupy.RawModule`` of the student's source, compiled with exactly ``options``."""
+    """A ``cupy.RawModule`` of the student's source, compiled with exactly ``options``; a cached
+    file the driver refuses is compiled again, and refused twice, a StudentCompileError says why."""
     import cupy
     try:
-        module = cupy.RawModule(path=str(cached_cubin(source, name, options)))
-        _ = module.module                               # loaded now: a damaged cache file shows here
+        return _loaded(cached_cubin(source, name, options))
     except cupy.cuda.driver.CUDADriverError:
-        module = cupy.RawModule(path=str(cached_cubin(source, name, options, fresh=True)))
-    return module
+        pass                                            # a damaged cache file, most likely
+    path = cached_cubin(source, name, options, fresh=True)
+    try:
+        return _loaded(path)
+    except cupy.cuda.driver.CUDADriverError as e:
+        from cupy_backends.cuda.libs import nvrtc
+        why = (f"; PTX, which -ftz=true and --use_fast_math take here, needs a driver at least as new as "
+               f"NVRTC {'.'.join(map(str, nvrtc.getVersion()))}: update the driver or drop that option"
+               if path.suffix == ".ptx" else "")
+        raise StudentCompileError(f"{name}: the GPU's driver could not load it ({e}){why}") from None

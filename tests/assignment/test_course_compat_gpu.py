@@ -166,7 +166,8 @@ def test_a_student_file_compiles_on_the_gpu_exactly_when_render_compile_passes_i
                 load_module(k, options=("-ftz=true",))
 
 
-def test_a_damaged_cached_cubin_is_compiled_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize("options", [(), ("-ftz=true",)])          # a cubin; PTX (nvrtc.py: flushing)
+def test_a_damaged_cached_cubin_is_compiled_again(tmp_path, monkeypatch, options):
     import cupy as cp
 
     from circle_render.cuda.module import kernel_source, load_module, module_options
@@ -174,11 +175,11 @@ def test_a_damaged_cached_cubin_is_compiled_again(tmp_path, monkeypatch):
     monkeypatch.setenv("CIRCLE_RENDER_CACHE", str(tmp_path))
     k = tmp_path / "k.cu"
     k.write_text('extern "C" __global__ void run(float* out) { out[0] = 7; }\n')
-    cubin = cached_cubin(kernel_source(k), k.name, module_options(k))
-    assert cubin.parent == tmp_path / "cubin"
+    cubin = cached_cubin(kernel_source(k), k.name, module_options(k, options=options))
+    assert cubin.parent == tmp_path / "cubin" and cubin.suffix == (".ptx" if options else ".cubin")
     cubin.write_bytes(b"not a cubin")
     out = cp.zeros(1, dtype=np.float32)
-    load_module(k).get_function("run")((1,), (1,), (out,))
+    load_module(k, options=options).get_function("run")((1,), (1,), (out,))
     assert float(out.get()[0]) == 7 and cubin.read_bytes() != b"not a cubin"
 
 

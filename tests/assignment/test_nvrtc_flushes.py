@@ -14,7 +14,9 @@ from circle_render.cuda.nvrtc import flushes
     (("-ftz=true", "-ftz=false"), False),          # NVRTC takes the last
     (("-ftz=false", "-ftz=true"), True),
     (("--use_fast_math",), True),
-    (("-use_fast_math", "-ftz=false"), False),
+    (("-use_fast_math", "-ftz=false"), False),      # an explicit -ftz wins over fast math, in either order
+    (("-ftz=false", "--use_fast_math"), False),
+    (("--use_fast_math=true",), False),              # not a flag NVRTC takes: it refuses the compile
     (("-lineinfo", "--maxrregcount=32"), False),
 ])
 def test_flushes_reads_the_last_ftz_and_fast_math(options, expected):
@@ -32,6 +34,7 @@ def test_ptxas_options_with_flushing_are_refused_by_render_compile_and_the_gpu_p
     k.write_text('extern "C" __global__ void k(float* o) { o[0] = o[1] * o[2]; }\n')
     result = compile_file(k, options=options)
     assert not result.ok and "cannot be combined with -ftz=true or --use_fast_math" in result.log
+    assert "\n" not in result.log and ("-Xptxas -O1" in result.log) == ("-Xptxas" in options)
     with pytest.raises(StudentCompileError, match="reaches the GPU as PTX"):
         cached_cubin(k.read_text(), k.name, options)                 # refused before NVRTC is asked
     assert ptx_conflict(("--maxrregcount=32",)) is None and ptx_conflict(("-ftz=true",)) is None
