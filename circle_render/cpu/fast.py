@@ -147,13 +147,22 @@ def chunks(costs: np.ndarray, threads: int) -> list[np.ndarray]:
     return cuts
 
 
+def mostly_mid_sized(radius: np.ndarray, scale: int) -> bool:
+    """Whether most of these circles are SHORT_ROW+1..SCAN_ROW pixels across (radius in units,
+    ``scale`` pixels a unit): the batch render_tiles_following draws (either kernel draws any
+    batch, to the same bits; this one is 25% faster on 1M circles of 12 px, docs/perf-notes.md)."""
+    from circle_render.cpu.fast_kernels import SCAN_ROW, SHORT_ROW
+    across = 2 * scale * radius
+    return 2 * int(np.count_nonzero((across > SHORT_ROW) & (across <= SCAN_ROW))) > radius.shape[0]
+
+
 def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted: np.ndarray, snow: bool,
-         threads: int, paint: Paint | None = None) -> None:
-    """fast_kernels.render_tiles (with ``paint``, a drawing: fast_drawing.paint_tiles) over every
-    tile with circles, or painted where the frame is cleared (``background`` not None), in
-    chunks on ``threads`` threads."""
+         threads: int, paint: Paint | None = None, following: bool = False) -> None:
+    """fast_kernels.render_tiles (``following``: render_tiles_following; with ``paint``, a
+    drawing: fast_drawing.paint_tiles) over every tile with circles, or painted where the frame
+    is cleared (``background`` not None), in chunks on ``threads`` threads."""
     from circle_render.cpu.fast_drawing import paint_tiles
-    from circle_render.cpu.fast_kernels import render_tiles
+    from circle_render.cpu.fast_kernels import render_tiles, render_tiles_following
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
     costs = tiles.costs.copy()                     # each tile's work: box pixels, and pixels to clear
@@ -164,7 +173,8 @@ def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted
     for part in chunks(costs, threads):
         with PARALLEL:
             if paint is None:
-                render_tiles(frame, lists, shading(width, height, snow), part, min(threads, part.size))
+                kernel = render_tiles_following if following else render_tiles
+                kernel(frame, lists, shading(width, height, snow), part, min(threads, part.size))
             else:
                 paint_tiles(frame, lists, fields(paint), shading(width, height, snow, paint.scale), part,
                             min(threads, part.size))
@@ -201,7 +211,8 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, ba
         circles = (Circles(scene.position[lo:hi], scene.radius[lo:hi], np.ascontiguousarray(scene.color[lo:hi]),
                            COURSE_RECORDS) if paint is None else prepared.batch(scene, paint, lo, hi))
         tiles, listed = lists.tiles(circles, grid, threads)
-        draw(image, tiles, background if lo == 0 else None, spans, scene.shading == SNOW, threads, paint)
+        following = paint is None and scene.shading != SNOW and mostly_mid_sized(scene.radius[lo:lo + listed], width)
+        draw(image, tiles, background if lo == 0 else None, spans, scene.shading == SNOW, threads, paint, following)
         lo += listed
         if lo >= n:
             return image

@@ -80,6 +80,47 @@ def row_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int,
 
 
 @numba.njit(inline="always")
+def nearest_column(px: float, cx: np.ndarray, lo: int, hi: int, scale: int) -> int:
+    """The pixel of [lo, hi) whose float32 (px - cx)^2 is least: the one nearest the centre (a
+    neighbour of the float64 estimate where rounding ties). d2 = dy2 + dx*dx is least there on
+    every row, so a row has covered pixels exactly when this one is covered, and their run holds it."""
+    near = min(max(int(np.floor(np.float64(px) * scale)), lo), hi - 1)
+    best, least = near, squared_distance(px, cx[near], f32(0))
+    for x in (near - 1, near + 1):
+        if lo <= x < hi:
+            d = squared_distance(px, cx[x], f32(0))
+            if d < least:
+                best, least = x, d
+    return best
+
+
+@numba.njit(inline="always")
+def next_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int, m: int, pa: int,
+              pb: int) -> tuple[int, int]:
+    """row_span's run [a, b), found from the circle's previous row's run [pa, pb) (empty: from
+    m, nearest_column's pixel): both runs hold m, so each end moves a pixel or two from where it
+    was, each step an exact test; no square root a row."""
+    if squared_distance(px, cx[m], dy2) > r2:
+        return lo, lo                                    # no pixel of this row is covered
+    a, b = (pa, pb - 1) if pa < pb else (m, m)           # b: the last covered pixel
+    if squared_distance(px, cx[a], dy2) <= r2:
+        while a > lo and squared_distance(px, cx[a - 1], dy2) <= r2:
+            a -= 1
+    else:
+        a += 1
+        while squared_distance(px, cx[a], dy2) > r2:    # stops at m, which is covered
+            a += 1
+    if squared_distance(px, cx[b], dy2) <= r2:
+        while b < hi - 1 and squared_distance(px, cx[b + 1], dy2) <= r2:
+            b += 1
+    else:
+        b -= 1
+        while squared_distance(px, cx[b], dy2) > r2:    # stops at m
+            b -= 1
+    return a, b + 1
+
+
+@numba.njit(inline="always")
 def _blend_flat(row: np.ndarray, base: np.uint64, a: int, b: int, add_r: float, add_g: float, add_b: float) -> None:
     """c <- 0.5*colour + 0.5*c, alpha <- alpha + 0.5 over pixels [a, b) of one RGBA row
     (add_* = 0.5*colour). Unsigned indices: numba then skips its negative-index wraparound,
@@ -167,11 +208,28 @@ def add_painted(row: np.ndarray, a: int, b: int) -> None:
 
 
 @numba.njit(inline="always")
+def _follow_rows(flat: np.ndarray, painted: np.ndarray, cx: np.ndarray, cy: np.ndarray, width: int, px: float,
+                 py: float, r2: float, lo: int, hi: int, y0: int, y1: int, ty0: int, add_r: float, add_g: float,
+                 add_b: float) -> None:
+    """One circle's flat rows y0..y1-1 of one tile, each row's run from the row before's
+    (next_span), blended in one vectorised loop (_blend_flat)."""
+    m = nearest_column(px, cx, lo, hi, width)
+    a, b = lo, lo
+    for y in range(y0, y1):
+        dy = py - cy[y]
+        a, b = next_span(px, r2, dy * dy, cx, lo, hi, m, a, b)
+        _blend_flat(flat, np.uint64(y) * np.uint64(4 * width), a, b, add_r, add_g, add_b)
+        add_painted(painted[y - ty0], a, b)
+
+
+@numba.njit(inline="always")
 def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shading: Fields, width: int,
-               height: int) -> None:
+               height: int, following: bool) -> None:
     """Tile ``tile``: if the frame clears, its painted pixels set back to the background; then
     its circles blended, each pixel's in index order, their row spans added to what is painted.
-    flat: the frame's image as one row of floats."""
+    flat: the frame's image as one row of floats. ``following`` (a constant of each caller, so
+    that the other's code is compiled out): flat rows of SHORT_ROW+1..SCAN_ROW pixels by
+    _follow_rows instead of _scan_flat."""
     _, clear, background, painted = frame
     tile_w, tile_h, tiles_x, starts, _, boxes, data, _ = lists
     ramp, cx, cy, snow = shading
@@ -182,6 +240,10 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
         px, py, r = data[i, 0], data[i, 1], data[i, 2]
         r2 = r * r
         lo, hi = max(tx0, boxes[i, 0]), min(tx1, boxes[i, 1])
+        if following and not snow and SHORT_ROW < hi - lo <= SCAN_ROW:
+            _follow_rows(flat, painted[tile], cx, cy, width, px, py, r2, lo, hi, max(ty0, boxes[i, 2]),
+                         min(ty1, boxes[i, 3]), ty0, data[i, 3], data[i, 4], data[i, 5])
+            continue
         for y in range(max(ty0, boxes[i, 2]), min(ty1, boxes[i, 3])):
             dy = py - cy[y]
             dy2 = dy * dy
@@ -203,12 +265,28 @@ def render_tiles(frame: Fields, lists: Fields, shading: Fields, tiles: np.ndarra
     tiles[t + threads], ... frame: Frame (the image, changed in place; whether it clears; the
     background; the painted spans, kept up to date); lists: Tiles, the tiles' lists; shading:
     Shading; tiles: (k,) int64 row-major tile numbers (the structures: cpu/fast_types.py)."""
-    image, _, _, _ = frame
-    height, width = image.shape[0], image.shape[1] // 4
-    flat = image.reshape(image.size)
+    flat, width, height = _flat(frame)
     for t in numba.prange(threads):
         for k in range(t, tiles.shape[0], threads):
-            _draw_tile(flat, tiles[k], frame, lists, shading, width, height)
+            _draw_tile(flat, tiles[k], frame, lists, shading, width, height, False)
+
+
+@cached_njit(parallel=True)
+def render_tiles_following(frame: Fields, lists: Fields, shading: Fields, tiles: np.ndarray, threads: int) -> None:
+    """render_tiles for a batch of mostly 9-32 px circles: their rows found from the row before's.
+    A kernel of its own: the branch in render_tiles' tile loop cost the other scenes 4-15%
+    (docs/perf-notes.md)."""
+    flat, width, height = _flat(frame)
+    for t in numba.prange(threads):
+        for k in range(t, tiles.shape[0], threads):
+            _draw_tile(flat, tiles[k], frame, lists, shading, width, height, True)
+
+
+@numba.njit(inline="always")
+def _flat(frame: Fields) -> tuple[np.ndarray, int, int]:
+    """The frame's image as one row of floats, its width and height."""
+    image = frame[0]
+    return image.reshape(image.size), image.shape[1] // 4, image.shape[0]
 
 
 @cached_njit(parallel=True)
