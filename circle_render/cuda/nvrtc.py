@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from circle_render.cuda.module import option_name
 from circle_render.user_cache import cache_dir
 
 
@@ -44,7 +45,7 @@ def flushes(options: Sequence[str]) -> bool:
     """Whether ``options`` ask for denormals flushed to zero: the last -ftz=true or -ftz=false
     decides (as NVRTC does, in whatever order --use_fast_math stands); without one, a bare
     --use_fast_math (which implies -ftz=true) flushes."""
-    ftz = [o.lstrip("-").partition("=")[2] for o in options if o.lstrip("-").partition("=")[0] == "ftz"]
+    ftz = [o.partition("=")[2] for o in options if option_name(o) == "ftz"]
     if ftz:
         return ftz[-1] == "true"
     return any(o.lstrip("-") == "use_fast_math" for o in options)
@@ -58,7 +59,7 @@ def ptx_conflict(options: Sequence[str]) -> str | None:
     denormals is loaded as PTX (above), and ptxas's options do not reach the driver's compile."""
     lost = []
     for i, o in enumerate(options):
-        if o.lstrip("-").split("=", 1)[0] in PTXAS_OPTIONS:
+        if option_name(o) in PTXAS_OPTIONS:
             lost.append(f"{o} {options[i + 1]}" if o.lstrip("-") == "Xptxas" and i + 1 < len(options) else o)
     if not lost or not flushes(options):
         return None
