@@ -58,7 +58,7 @@ class Target:
     """One kernel file to compile, with the macros and options its renderer compiles it with."""
     path: Path
     defines: dict = field(default_factory=dict)
-    options: tuple = ()
+    options: tuple | str = ()        # a str only as a class wrote it: refused when compiled
     origin: str = ""                 # "my_renderer.py:StudentRenderer", or "" for a .cu given alone
 
 
@@ -68,7 +68,7 @@ class Compiled:
     compiler: str            # "NVRTC 12.9" or "nvcc (NVRTC not found ...)"
     ok: bool
     log: str
-    options: tuple = ()
+    options: tuple | str = ()        # a str only as a class wrote it: refused when compiled
     errors: list = field(default_factory=list)      # ours, beyond the compiler's log
 
 
@@ -229,7 +229,8 @@ def _import_renderers(path: Path) -> list[Target]:
         kernel_file = getattr(cls, "kernel_file", None) if isinstance(cls, type) else None
         if kernel_file is None or not isinstance(kernel_file, (str, Path)):
             continue
-        defines, options = dict(getattr(cls, "defines", {}) or {}), tuple(getattr(cls, "compile_options", ()) or ())
+        defines, options = dict(getattr(cls, "defines", {}) or {}), getattr(cls, "compile_options", ()) or ()
+        options = tuple(options) if isinstance(options, list) else options   # a str is refused where it is used
         key = (str(kernel_file), tuple(sorted(defines.items())), options)
         out.setdefault(key, Target(Path(kernel_file), defines, options, f"{path.name}:{name}"))
     return list(out.values())
@@ -261,17 +262,20 @@ def targets_of(path: Path) -> tuple[list[Target], str]:
 
 
 def compile_file(path: Path, arch: str = DEFAULT_ARCH, defines: dict | None = None, nvrtc: ctypes.CDLL | None = None,
-                 options: tuple = ()) -> Compiled:
+                 options: tuple | str = ()) -> Compiled:
     """Compile one kernel file as load_module(path, defines, options=options) will on the GPU."""
     try:
         source = kernel_source(path)
     except OSError as e:
         return Compiled(path, "source assembly", False, f"{e.strerror or e}: {e.filename or path}")
-    chosen = student_compile_options(defines, options)
+    try:
+        chosen = student_compile_options(defines, options)   # the GPU path's own checks of defines and options
+    except ValueError as e:
+        return Compiled(path, "not compiled", False, f"{path}: error: {e}")
     given = (*chosen, f"-arch={arch}")
     conflict = ptx_conflict(chosen)
     if conflict:                                         # the GPU path refuses it the same way (cuda/nvrtc.py)
-        return Compiled(path, "the options", False, f"{path}: error: {conflict}", chosen)
+        return Compiled(path, "not compiled", False, f"{path}: error: {conflict}", chosen)
     run: tuple[Any, ...]
     if nvrtc is not None:
         compiler, run = f"NVRTC {_nvrtc_version(nvrtc)}", (compile_nvrtc, nvrtc)
@@ -314,8 +318,8 @@ def _parse_options(items: tuple[str, ...]) -> tuple[str, ...]:
     try:
         return check_options(words)
     except ValueError:
-        raise UserError(f"--option {' '.join(items)!r}: give compiler options that start with '-', e.g. "
-                        "--option=--fmad=false") from None
+        raise UserError(f"--option {' '.join(items)!r}: each word must be an option; options start with '-' and "
+                        "take a value after '=' (--option=--ftz=true, --option=--fmad=false)") from None
 
 
 def _shown(path: Path) -> str:
@@ -340,7 +344,8 @@ def compile_command(files: tuple[str, ...], arch: str, defines: tuple[str, ...],
         if notice:
             click.echo(notice, err=True)
         for t in targets:
-            result = compile_file(t.path, arch, {**t.defines, **extra}, nvrtc, t.options + own)
+            chosen = t.options if isinstance(t.options, str) else (*t.options, *own)   # a str: refused, as on the GPU
+            result = compile_file(t.path, arch, {**t.defines, **extra}, nvrtc, chosen)
             if result.log:
                 click.echo(result.log, err=True)
             for line in result.errors:

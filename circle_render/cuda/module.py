@@ -177,6 +177,9 @@ def student_compile_options(extra: Defines | None = None, options: Sequence[str]
     again), the CR_ constants, ``extra`` (the student's own -D macros, unprefixed), then
     ``options`` (the student's own compiler options, e.g. ('--fmad=false', '-lineinfo'))."""
     own = check_options(options)
+    for k, v in (extra or {}).items():
+        if not isinstance(v, (str, int, float, np.integer, np.floating)):
+            raise ValueError(f"defines must give each macro a number or text, such as {{'TILE': 32}}, got {k}={v!r}")
     names = {option_name(o) for o in own}
     ours = {f"CR_{k}": v for k, v in compile_defines().items() if k in STUDENT_DEFINES or k.startswith("SNOW_RAMP_")}
     return (tuple(o for o in STUDENT_OPTIONS if option_name(o) not in names)

@@ -63,9 +63,11 @@ def ptx_conflict(options: Sequence[str]) -> str | None:
             lost.append(f"{o} {options[i + 1]}" if o.lstrip("-") == "Xptxas" and i + 1 < len(options) else o)
     if not lost or not flushes(options):
         return None
+    bounds = any(option_name(o) == "maxrregcount" for o in options)
     return (f"{', '.join(lost)} cannot be combined with -ftz=true or --use_fast_math here: one NVRTC (13.0) "
             "drops -ftz=true from cubins, so such a file reaches the GPU as PTX, which ptxas's options do not "
-            "reach; drop one of the two (__launch_bounds__ in the kernel limits registers on either path)")
+            "reach; drop one of the two" + (" (__launch_bounds__ in the kernel limits registers on either path)"
+                                            if bounds else ""))
 
 
 def compile_cubin(source: str, name: str, options: Sequence[str], ptx: bool = False) -> bytes:

@@ -371,3 +371,21 @@ def test_a_students_own_copy_of_a_course_helper(tmp_path):
     k.write_text('#define COURSE_OWN_SHADE_PIXEL\n#define COURSE_OWN_SCAN\n#include "course_compat.cuh"\n' + own)
     p = render("compile", str(k), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
+
+
+@needs_compiler
+def test_a_classs_bad_options_or_defines_fail_its_compile_in_one_line(tmp_path):
+    """A str for compile_options, a define of None: the GPU path's own checks refuse them
+    (student_compile_options), and render compile says so per class, exit 1, no traceback."""
+    (tmp_path / "k.cu").write_text('extern "C" __global__ void k(float* o) { o[0] = 1; }\n')
+    (tmp_path / "r.py").write_text(
+        "class Text:\n    kernel_file = 'k.cu'\n    compile_options = '--fmad=false'\n"
+        "class NoValue:\n    kernel_file = 'k.cu'\n    defines = {'FLAG': None}\n"
+        "class Fine:\n    kernel_file = 'k.cu'\n    defines = {'FLAG': True}\n")
+    p = render("compile", "r.py", cwd=tmp_path)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "compile options must be a tuple of strings" in p.stderr and "FLAG=None" in p.stderr
+    assert "k.cu for r.py:Fine: compiles" in p.stdout, p.stdout
+    from circle_render.cuda.module import student_compile_options
+    with pytest.raises(ValueError, match="FLAG=None"):
+        student_compile_options({"FLAG": None})
