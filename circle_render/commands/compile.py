@@ -35,10 +35,9 @@ from circle_render.cuda.module import (
     KERNEL_DIR,
     check_options,
     kernel_source,
-    option_name,
     student_compile_options,
 )
-from circle_render.cuda.nvrtc import ptx_conflict
+from circle_render.cuda.nvrtc import option_name, ptx_conflict
 from circle_render.cuda.student import describe_options
 from circle_render.errors import UserError
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from circle_render.constants import compile_defines
+from circle_render.cuda.nvrtc import option_name, student_module
 
 KERNEL_DIR = Path(str(resources.files("circle_render") / "kernels"))
 # exact float32 rounding (no fused multiply-add) so the project's kernels match the NumPy
@@ -159,11 +160,6 @@ STUDENT_DEFINES = ("PIXEL_CENTRE", "FLAT_ALPHA", "SNOW_MAX_ALPHA", "SNOW_ALPHA_B
 STUDENT_OPTIONS = ("--std=c++17", "--fmad=true", "--device-as-default-execution-space")
 
 
-def option_name(option: str) -> str:
-    """'--fmad=false' and '-fmad=false' -> 'fmad'; '-lineinfo' -> 'lineinfo'."""
-    return option.lstrip("-").split("=", 1)[0]
-
-
 def check_options(options: Sequence[str] | str) -> tuple[str, ...]:
     """A student's compiler options: a tuple (or list) of strings each starting with '-'."""
     if isinstance(options, str) or not all(isinstance(o, str) and o.startswith("-") and o.strip() == o and o
@@ -222,7 +218,6 @@ def load_module(name: str | Path, extra: Defines | None = None, fmad: bool | Non
     key = (cupy.cuda.Device().id, str(name), chosen, text)
     if key not in _modules:     # kernels/ sources (headers inlined) are read only when compiling
         if text is not None and not project:    # as nvcc compiles it: no option of CuPy's own (nvrtc.py)
-            from circle_render.cuda.nvrtc import student_module
             _modules[key] = student_module(text, Path(name).name, chosen)
         else:
             _modules[key] = cupy.RawModule(code=text or kernel_source(name), options=chosen)

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from circle_render.cuda.module import option_name
 from circle_render.user_cache import cache_dir
 
 
@@ -39,6 +38,11 @@ def target_arch() -> str:
     cc = int(cupy.cuda.Device().compute_capability)
     known = [a for a in nvrtc.getSupportedArchs() if a <= cc]
     return f"-arch=sm_{max(known) if known else cc}"
+
+
+def option_name(option: str) -> str:
+    """'--fmad=false' and '-fmad=false' -> 'fmad'; '-lineinfo' -> 'lineinfo'."""
+    return option.lstrip("-").split("=", 1)[0]
 
 
 def flushes(options: Sequence[str]) -> bool:
