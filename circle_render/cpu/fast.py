@@ -177,7 +177,7 @@ def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted
                 kernel(frame, lists, shading(width, height, snow), part, min(threads, part.size))
             else:
                 paint_tiles(frame, lists, fields(paint), shading(width, height, snow, paint.scale), part,
-                            min(threads, part.size))
+                            min(threads, part.size), following)
 
 
 def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, background: np.ndarray | None = None,
@@ -211,7 +211,7 @@ def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, ba
         circles = (Circles(scene.position[lo:hi], scene.radius[lo:hi], np.ascontiguousarray(scene.color[lo:hi]),
                            COURSE_RECORDS) if paint is None else prepared.batch(scene, paint, lo, hi))
         tiles, listed = lists.tiles(circles, grid, threads)
-        following = paint is None and scene.shading != SNOW and mostly_mid_sized(scene.radius[lo:lo + listed], width)
+        following = scene.shading != SNOW and mostly_mid_sized(scene.radius[lo:lo + listed], sx)
         draw(image, tiles, background if lo == 0 else None, spans, scene.shading == SNOW, threads, paint, following)
         lo += listed
         if lo >= n:

@@ -25,7 +25,18 @@ import numpy as np
 
 from circle_render.constants import AA_INK, AA_PI, SNOW_FALLOFF
 from circle_render.cpu.fast_bins import snow_max_alpha
-from circle_render.cpu.fast_kernels import add_painted, clear_painted, row_span, squared_distance, tile_rect
+from circle_render.cpu.fast_blend import blend_pixels
+from circle_render.cpu.fast_kernels import (
+    SCAN_ROW,
+    SHORT_ROW,
+    add_painted,
+    clear_painted,
+    nearest_column,
+    next_span,
+    row_span,
+    squared_distance,
+    tile_rect,
+)
 from circle_render.cpu.fast_numba import cached_njit
 from circle_render.cpu.fast_types import Fields
 
@@ -150,15 +161,10 @@ def prepare_paint(circles: Fields, paint: Fields, reach: np.ndarray, records: np
 def _blend_run(row: np.ndarray, base: np.uint64, a: int, b: int, alpha: float, c0: float, c1: float,
                c2: float) -> None:
     """One layer of one alpha over pixels [a, b) of an RGBA row: P <- alpha*c + (1-alpha)*P
-    (alpha*c once), A <- alpha + (1-alpha)*A. Unsigned indices let LLVM vectorise (as
-    fast_kernels._blend_flat)."""
-    k0, k1, k2 = alpha * c0, alpha * c1, alpha * c2
+    (alpha*c once), A <- alpha + (1-alpha)*A (fast_blend: 4 pixels a vector step)."""
     keep = ONE - alpha
-    for j in range(base + np.uint64(4 * a), base + np.uint64(4 * b), np.uint64(4)):
-        row[j] = k0 + keep * row[j]
-        row[j + np.uint64(1)] = k1 + keep * row[j + np.uint64(1)]
-        row[j + np.uint64(2)] = k2 + keep * row[j + np.uint64(2)]
-        row[j + np.uint64(3)] = alpha + keep * row[j + np.uint64(3)]
+    blend_pixels(row, base + np.uint64(4 * a), b - a, (alpha * c0, alpha * c1, alpha * c2, alpha),
+                 (keep, keep, keep, keep))
 
 
 @numba.njit(inline="always")
@@ -376,20 +382,59 @@ def _paint_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, paint
             add_painted(painted[tile, y - ty0], a, b)
 
 
+@numba.njit
+def _fill_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shading: Fields, width: int, height: int,
+               scale: int, following: bool) -> None:
+    """_paint_tile for a paint without anti-aliasing, outlines or snow (most drawings): each
+    listed circle's fill a run of one alpha a row, the pixels with d2 <= pos (= q*q); with
+    ``following``, a circle of SHORT_ROW+1..SCAN_ROW pixel rows finds each row's run from the
+    row before's (fast_kernels.next_span, as render_tiles_following does). A loop of its own:
+    in _paint_tile's, with every option's branches, the same rows cost more (docs/perf-notes.md)."""
+    _, clear, background, painted = frame
+    tile_w, tile_h, tiles_x, starts, _, boxes, data, _ = lists
+    _, cx, cy, _ = shading
+    tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
+    if clear:
+        clear_painted(flat, tile, ty0, ty1, width, background, painted)
+    for e in range(starts[tile], starts[tile + 1]):
+        record = data[e]
+        x, y_c, pos = record[X], record[Y], record[FILL + POS]
+        c0, c1, c2, alpha = _four(record, COLOR)
+        inside = alpha * record[FILL + CAP]                   # as _fill_row: cap is 1
+        lo, hi = max(tx0, boxes[e, 0]), min(tx1, boxes[e, 1])
+        follow = following and SHORT_ROW < hi - lo <= SCAN_ROW
+        m = nearest_column(x, cx, lo, hi, scale) if follow else lo
+        a, b = lo, lo
+        for y in range(max(ty0, boxes[e, 2]), min(ty1, boxes[e, 3])):
+            dy = y_c - cy[y]
+            dy2 = dy * dy
+            a, b = next_span(x, pos, dy2, cx, lo, hi, m, a, b) if follow else _span(x, pos, dy2, cx, lo, hi, scale)
+            if inside > ZERO:
+                _blend_run(flat, np.uint64(y) * np.uint64(4 * width), a, b, inside, c0, c1, c2)
+            add_painted(painted[tile, y - ty0], a, b)
+
+
 @cached_njit(parallel=True)
 def paint_tiles(frame: Fields, lists: Fields, paint: Fields, shading: Fields, tiles: np.ndarray,
-                threads: int) -> None:
+                threads: int, following: bool) -> None:
     """Draw a drawing's given tiles (_paint_tile) on ``threads`` threads, as
     fast_kernels.render_tiles does the course's: frame: Frame (the image holds premultiplied P
     and A); lists: Tiles; paint: Paint; shading: Shading (snow's ramp and the pixel centres, S
-    pixels a unit); tiles: (k,) int64 row-major tile numbers (the structures: cpu/fast_types.py)."""
+    pixels a unit); tiles: (k,) int64 row-major tile numbers (the structures: cpu/fast_types.py);
+    following: a batch of mostly SHORT_ROW+1..SCAN_ROW pixel circles (fast.mostly_mid_sized):
+    without anti-aliasing, outlines or snow, their rows found from the row before's (_fill_tile;
+    the same bits either way)."""
     image, _, _, _ = frame
-    _, _, _, _, _, outlined, snow = paint
+    _, _, _, scale, antialias, outlined, snow = paint
     height, width = image.shape[0], image.shape[1] // 4
     flat = image.reshape(image.size)
+    plain = not (antialias or outlined or snow)
     for t in numba.prange(threads):
         for k in range(t, tiles.shape[0], threads):
-            _paint_tile(flat, tiles[k], frame, lists, paint, shading, width, height, outlined, snow)
+            if plain:
+                _fill_tile(flat, tiles[k], frame, lists, shading, width, height, scale, following)
+            else:
+                _paint_tile(flat, tiles[k], frame, lists, paint, shading, width, height, outlined, snow)
 
 
 @cached_njit(parallel=True)

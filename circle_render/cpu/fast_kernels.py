@@ -13,6 +13,7 @@ import numba
 import numpy as np
 
 from circle_render.constants import FLAT_ALPHA, SNOW_FALLOFF
+from circle_render.cpu.fast_blend import blend_pixels
 from circle_render.cpu.fast_numba import cached_njit
 from circle_render.cpu.fast_types import Fields
 
@@ -123,8 +124,14 @@ def next_span(px: float, r2: float, dy2: float, cx: np.ndarray, lo: int, hi: int
 @numba.njit(inline="always")
 def _blend_flat(row: np.ndarray, base: np.uint64, a: int, b: int, add_r: float, add_g: float, add_b: float) -> None:
     """c <- 0.5*colour + 0.5*c, alpha <- alpha + 0.5 over pixels [a, b) of one RGBA row
-    (add_* = 0.5*colour). Unsigned indices: numba then skips its negative-index wraparound,
-    which is what lets LLVM vectorise the loop."""
+    (add_* = 0.5*colour; alpha: 0.5 + 1*alpha, the same sum)."""
+    half = f32(HALF)
+    blend_pixels(row, base + np.uint64(4 * a), b - a, (add_r, add_g, add_b, half), (half, half, half, ONE))
+
+
+@numba.njit(inline="always")
+def _blend_short(row: np.ndarray, base: np.uint64, a: int, b: int, add_r: float, add_g: float, add_b: float) -> None:
+    """_blend_flat a pixel at a time, for runs of a few pixels."""
     half = f32(HALF)
     for j in range(base + np.uint64(4 * a), base + np.uint64(4 * b), U4):
         row[j] = add_r + half * row[j]
@@ -254,6 +261,8 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
                 a, b = row_span(px, r2, dy2, cx, lo, hi, width)
                 if snow:
                     _blend_snow(flat, base, a, b, px, dy2, cx, r, data[i, 6], ramp)
+                elif hi - lo <= SHORT_ROW:
+                    _blend_short(flat, base, a, b, data[i, 3], data[i, 4], data[i, 5])
                 else:
                     _blend_flat(flat, base, a, b, data[i, 3], data[i, 4], data[i, 5])
             add_painted(painted[tile, y - ty0], a, b)
