@@ -40,6 +40,7 @@ BATCH_ENTRIES = 1 << 19      # (circle, tile) pairs a batch lists at most (52 by
 MAX_COUNTERS = 1 << 20       # parts x tiles of per-part tile counts at most (the count pass's memory)
 PARALLEL = threading.Lock()  # one parallel numba call at a time (the workqueue layer's rule)
 CHUNK_PIXELS = 1 << 26       # pixels drawn per parallel call: Ctrl-C waits for one call at most
+DYNAMIC_PIXELS = 1 << 22     # a call's pixels from which threads take its tiles one at a time (draw)
 SERIAL_CIRCLES = 1 << 12     # circles below which they are binned on the calling thread
 
 
@@ -163,6 +164,7 @@ def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted
     is cleared (``background`` not None), in chunks on ``threads`` threads."""
     from circle_render.cpu.fast_drawing import paint_tiles
     from circle_render.cpu.fast_kernels import render_tiles, render_tiles_following
+    from circle_render.cpu.fast_numba import tile_at_a_time
     height, width, _ = image.shape
     rows = image.reshape(height, 4 * width)
     costs = tiles.costs.copy()                     # each tile's work: box pixels, and pixels to clear
@@ -171,13 +173,15 @@ def draw(image: np.ndarray, tiles: Tiles, background: np.ndarray | None, painted
     frame = fields(Frame(rows, background is not None, UNREAD if background is None else background, painted))
     lists = fields(tiles)
     for part in chunks(costs, threads):
-        with PARALLEL:
+        n, dynamic = min(threads, part.size), int(costs[part].sum()) >= DYNAMIC_PIXELS
+        with PARALLEL, tile_at_a_time(n, dynamic):
+            slots = part.size if dynamic else n         # a tile a slot, taken as threads come free
             if paint is None:
                 kernel = render_tiles_following if following else render_tiles
-                kernel(frame, lists, shading(width, height, snow), part, min(threads, part.size))
+                kernel(frame, lists, shading(width, height, snow), part, slots)
             else:
-                paint_tiles(frame, lists, fields(paint), shading(width, height, snow, paint.scale), part,
-                            min(threads, part.size), following)
+                paint_tiles(frame, lists, fields(paint), shading(width, height, snow, paint.scale), part, slots,
+                            following)
 
 
 def render_image(scene: Scene, image: np.ndarray, threads: int | None = None, background: np.ndarray | None = None,

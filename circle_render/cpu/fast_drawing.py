@@ -415,22 +415,23 @@ def _fill_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
 
 
 @cached_njit(parallel=True)
-def paint_tiles(frame: Fields, lists: Fields, paint: Fields, shading: Fields, tiles: np.ndarray,
-                threads: int, following: bool) -> None:
-    """Draw a drawing's given tiles (_paint_tile) on ``threads`` threads, as
-    fast_kernels.render_tiles does the course's: frame: Frame (the image holds premultiplied P
-    and A); lists: Tiles; paint: Paint; shading: Shading (snow's ramp and the pixel centres, S
-    pixels a unit); tiles: (k,) int64 row-major tile numbers (the structures: cpu/fast_types.py);
-    following: a batch of mostly SHORT_ROW+1..SCAN_ROW pixel circles (fast.mostly_mid_sized):
-    without anti-aliasing, outlines or snow, their rows found from the row before's (_fill_tile;
-    the same bits either way)."""
+def paint_tiles(frame: Fields, lists: Fields, paint: Fields, shading: Fields, tiles: np.ndarray, slots: int,
+                following: bool) -> None:
+    """Draw a drawing's given tiles (_paint_tile; _fill_tile for a paint without anti-aliasing,
+    outlines or snow) in ``slots`` parallel iterations, as fast_kernels.render_tiles does the
+    course's: frame: Frame
+    (the image holds premultiplied P and A); lists: Tiles; paint: Paint; shading: Shading (snow's
+    ramp and the pixel centres, S pixels a unit); tiles: (k,) int64 row-major tile numbers (the
+    structures: cpu/fast_types.py); following: a batch of mostly SHORT_ROW+1..SCAN_ROW pixel
+    circles (fast.mostly_mid_sized), whose rows _fill_tile finds from the row before's (the
+    same bits either way)."""
     image, _, _, _ = frame
     _, _, _, scale, antialias, outlined, snow = paint
     height, width = image.shape[0], image.shape[1] // 4
     flat = image.reshape(image.size)
     plain = not (antialias or outlined or snow)
-    for t in numba.prange(threads):
-        for k in range(t, tiles.shape[0], threads):
+    for s in numba.prange(slots):
+        for k in range(s, tiles.shape[0], slots):
             if plain:
                 _fill_tile(flat, tiles[k], frame, lists, shading, width, height, scale, following)
             else:

@@ -269,25 +269,26 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
 
 
 @cached_njit(parallel=True)
-def render_tiles(frame: Fields, lists: Fields, shading: Fields, tiles: np.ndarray, threads: int) -> None:
-    """Draw the given tiles (_draw_tile) on ``threads`` threads: thread t takes tiles[t],
-    tiles[t + threads], ... frame: Frame (the image, changed in place; whether it clears; the
-    background; the painted spans, kept up to date); lists: Tiles, the tiles' lists; shading:
-    Shading; tiles: (k,) int64 row-major tile numbers (the structures: cpu/fast_types.py)."""
+def render_tiles(frame: Fields, lists: Fields, shading: Fields, tiles: np.ndarray, slots: int) -> None:
+    """Draw the given tiles (_draw_tile) in parallel, ``slots`` iterations, slot s taking tiles[s],
+    tiles[s + slots], ... (fast_numba.tile_at_a_time says how threads take the slots): frame:
+    Frame (the image, changed in place; whether it clears; the background; the painted spans,
+    kept up to date); lists: Tiles, the tiles' lists; shading: Shading; tiles: (k,) int64
+    row-major tile numbers (the structures: cpu/fast_types.py)."""
     flat, width, height = _flat(frame)
-    for t in numba.prange(threads):
-        for k in range(t, tiles.shape[0], threads):
+    for s in numba.prange(slots):
+        for k in range(s, tiles.shape[0], slots):
             _draw_tile(flat, tiles[k], frame, lists, shading, width, height, False)
 
 
 @cached_njit(parallel=True)
-def render_tiles_following(frame: Fields, lists: Fields, shading: Fields, tiles: np.ndarray, threads: int) -> None:
+def render_tiles_following(frame: Fields, lists: Fields, shading: Fields, tiles: np.ndarray, slots: int) -> None:
     """render_tiles for a batch of mostly 9-32 px circles: their rows found from the row before's.
     A kernel of its own: the branch in render_tiles' tile loop cost the other scenes 4-15%
     (docs/perf-notes.md)."""
     flat, width, height = _flat(frame)
-    for t in numba.prange(threads):
-        for k in range(t, tiles.shape[0], threads):
+    for s in numba.prange(slots):
+        for k in range(s, tiles.shape[0], slots):
             _draw_tile(flat, tiles[k], frame, lists, shading, width, height, True)
 
 

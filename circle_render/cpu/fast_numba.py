@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numba
@@ -52,6 +52,25 @@ def start_threads() -> None:
         finally:
             config.THREADING_LAYER_PRIORITY = saved
         _started = True
+
+
+@contextlib.contextmanager
+def tile_at_a_time(threads: int, dynamic: bool) -> Iterator[None]:
+    """Within, with ``dynamic``: numba's parallel loops that this thread starts run on at most
+    ``threads`` threads, each taking the next iteration when done with one (numba's parallel
+    chunk size 1), not an equal share fixed up front. numba keeps both settings per thread;
+    both are restored after. Without: nothing changes (an equal share a thread)."""
+    if not dynamic:
+        yield
+        return
+    config: Any = numba.config                   # its settings are made at run time
+    saved = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(threads, config.NUMBA_NUM_THREADS)))
+    try:
+        with numba.parallel_chunksize(1):
+            yield
+    finally:
+        numba.set_num_threads(saved)
 
 
 def _notice_once(text: str) -> None:
