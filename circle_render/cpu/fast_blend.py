@@ -7,7 +7,9 @@ ran one channel at a time (docs/perf-notes.md, "cpu-fast").
 (4 pixels) a vector step, the last step masked so that no float outside the run is read or
 written (tiles of other threads may lie beside it). Each lane is one float32 multiply then one
 add, the operations the scalar loops did, without fast-math (no fused multiply-add): the same
-bits. On a CPU without 512-bit vectors LLVM splits the vectors (AVX2: two halves, masked moves).
+bits. On a CPU without 512-bit vectors LLVM splits the vectors (AVX2: two halves, masked moves);
+where there are no masked moves (AArch64's NEON) it tests the last step's lanes one by one:
+the same bits, its speed there not measured.
 """
 from __future__ import annotations
 

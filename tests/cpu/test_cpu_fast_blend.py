@@ -36,7 +36,7 @@ def test_every_run_is_the_scalar_loops_bits_and_nothing_beside_it_changes(kind):
     else:                                 # fast_kernels._blend_flat: c <- 0.5*colour + 0.5*c, A <- A + 0.5
         add = tuple(f32(v) for v in (0.5 * colour[0], 0.5 * colour[1], 0.5 * colour[2], 0.5))
         scale = (f32(0.5), f32(0.5), f32(0.5), f32(1))
-    for first in range(0, 5):                       # pixels before the run: every alignment of a vector
+    for first in range(5):                          # pixels before the run: every alignment of a vector
         for count in range(-2, 41):
             row = rng.uniform(-0.5, 3, 4 * 48).astype(f32)
             row[rng.random(row.size) < 0.05] = np.nan          # beside the run: must stay as they are
