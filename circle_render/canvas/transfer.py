@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -103,5 +103,8 @@ def _run_lanes(host: np.ndarray, gpu: int, to_gpu: bool) -> None:
     with _STAGING:
         lanes = _lanes(device)
         futures = [_pool().submit(lane, j) for j in range(min(LANES, len(starts)))]
-        for f in futures:
-            f.result()
+        try:
+            for f in futures:
+                f.result()
+        finally:                # interrupted or failed: the buffers are free again only once every lane stops
+            wait(futures)
