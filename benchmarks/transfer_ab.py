@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
 
@@ -23,15 +22,12 @@ def main() -> None:
     import cupy as cp
 
     from circle_render.canvas import transfer
+    from circle_render.timing.timer import wall_times
     transfer.UPLOAD_FROM = transfer.DOWNLOAD_FROM = 0
     sync = cp.cuda.Device().synchronize
 
     def timed(f) -> float:
-        sync()
-        t = time.perf_counter()
-        f()
-        sync()
-        return (time.perf_counter() - t) * 1e3
+        return wall_times(f, 1, sync=sync, before=sync).min
 
     rows = []
     for lanes in (int(x) for x in a.lanes.split(",")):
