@@ -59,7 +59,7 @@ def plan_fast(scene: Scene, width: int, height: int, overrides: dict[str, Any] |
             raise ValueError("renderer 'cuda' draws a scene with drawing options only still (no animation)")
         return DrawnPolicy.plan(scene, width, height, tuning, capacity)
     many = scene.n >= BIN_MIN_CIRCLES
-    outgrown = binned is None and not many and walk_outgrown(scene, width, height)
+    outgrown = binned is None and not many and walk_outgrown(scene, width, height, tuning.get("FAST_TILE", FAST_TILE))
     wants_binned = (many or outgrown) if binned is None else binned
     if sparse is None:             # sparse is for many circles; a walk outgrown bins as the binned path
         sparse = wants_binned and not outgrown and mean_depth(scene.radius) <= SPARSE_MAX_DEPTH
@@ -70,19 +70,20 @@ def plan_fast(scene: Scene, width: int, height: int, overrides: dict[str, Any] |
     return WalkPolicy.plan(scene, width, height, tuning)
 
 
-def walk_outgrown(scene: Scene, width: int, height: int) -> bool:
+def walk_outgrown(scene: Scene, width: int, height: int, tile: int = FAST_TILE) -> bool:
     """Whether the walk of a scene with few circles would cost more than binning them: the walk
-    tests every circle on every tile (n x tiles pairs), the binned path makes a list entry for
-    each tile a circle's box touches (list_capacity bounds them) and walks only those. Binned
-    wins where the walk tests at least WALK_MAX_CULLS pairs and BIN_CULLS_PER_ENTRY a list entry
+    tests every circle on every tile of ``tile`` pixels (n x tiles pairs); the binned path's work
+    follows the tiles each circle's box touches (list_capacity at tile granularity bounds them;
+    its lists are per supertile, each tile walking only the entries that reach it). Binned
+    wins where the walk tests at least WALK_MAX_CULLS pairs and BIN_CULLS_PER_ENTRY such a pair
     (H100: 20 random scenes of 1,500-14,000 circles and the course's six under 16384, each at
     1024, 2048 and 4096 px: none this sends to the binned path drew slower there, and it finds
     most that drew faster; docs/perf-notes.md)."""
-    tiles_x, tiles_y = -(-width // FAST_TILE), -(-height // FAST_TILE)
+    tiles_x, tiles_y = -(-width // tile), -(-height // tile)
     culls = scene.n * tiles_x * tiles_y
     if culls < WALK_MAX_CULLS:
         return False
-    return culls >= BIN_CULLS_PER_ENTRY * list_capacity(scene.radius, width, height, FAST_TILE, max(tiles_x, tiles_y))
+    return culls >= BIN_CULLS_PER_ENTRY * list_capacity(scene.radius, width, height, tile, max(tiles_x, tiles_y))
 
 
 def plan_holds(old: Policy, new: Policy) -> bool:
