@@ -34,6 +34,7 @@ COMMANDS = {
     "cpu-peers": ("cpu_peers.py", "cpu-fast against the CPU libraries and -r cpu (CPU)"),
     "canvas": ("canvas.py", "a Canvas frame by frame: on the GPU, NumPy in and RGBA8 out beside pygfx, render(), "
                             "cpu-fast beside a naive loop, memory"),
+    "transfer": ("transfer_ab.py", "large arrays to and from the GPU: CuPy's copies against page-locked lanes"),
     "api-peers": ("api_peers.py", "render() with the drawing options against the CPU drawing libraries (CPU)"),
     "cpu-knobs": ("cpu_knobs.py", "same-run A/B of cpu-fast's knobs under each threading layer (CPU)"),
     "drawing-gpu": ("drawing_gpu.py", "the CUDA drawing paths: options swept against -r cpu, anti-aliasing's cost"),

@@ -80,7 +80,9 @@ CULL_ITEMS_UNBINNED = 4              # ... scenes that are not binned walk every
                                      # them misses: longer steps ...
 CULL_ITEMS_LARGE = 3                 # ... or this for circles above LARGE_CIRCLE_PX; never more
                                      # than a scene's circles need
-BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all
+BIN_MIN_CIRCLES = 16384              # scenes with fewer circles skip binning: tiles walk them all ...
+WALK_MAX_CULLS = 1 << 23             # ... unless that walk would test more than this many (circle,
+BIN_CULLS_PER_ENTRY = 48             # tile) pairs and this many per list entry that binning makes
 FAST_MIN_BLOCKS = 4                  # the walk's blocks an SM at least (64 registers: a launch bound)
 SPARSE_MAX_DEPTH = 8.0               # scenes whose circles cover on average at most this many
                                      # circles a pixel (sum of areas / image) draw sparse: no

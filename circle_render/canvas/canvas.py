@@ -412,7 +412,8 @@ class Canvas:
         with self._on_device():
             image, opaque = self._source()
             if self.on_gpu:
-                from circle_render.canvas.on_gpu import download, picture
+                from circle_render.canvas.on_gpu import picture
+                from circle_render.canvas.transfer import download
                 return download(picture(image, self.width, self.height, flip, opaque, dtype))
             return host_picture(image, self.width, self.height, flip, opaque, dtype)
 

@@ -8,13 +8,12 @@ flags. The flags cross to the host once per set() or update() (a few bytes: the 
 the host on that path; for update(positions=...) alone, into page-locked memory, read by the
 canvas's next call: canvas.py ``_move_on_gpu``); where one is set, that argument is copied to
 the host and checked there value by value, for the error that names the first bad value. The
-outputs are new arrays, so a refused call changes nothing. ``download``: large pictures to the
-host through reused page-locked buffers.
+outputs are new arrays, so a refused call changes nothing. Host arrays cross to the GPU, and
+pictures back, through canvas/transfer.py.
 """
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from circle_render.canvas.inputs import (
     host_numbers,
     where,
 )
+from circle_render.canvas.transfer import upload
 from circle_render.constants import FLAT_ALPHA
 from circle_render.cuda.device_scene import NO_FLAG
 from circle_render.drawing.values import UNIT, check_range, number_array
@@ -134,62 +134,6 @@ def picture(image: Any, width: int, height: int, flip: bool, opaque: bool, dtype
     return out
 
 
-_DOWNLOADING = threading.Lock()
-STAGING_BYTES = 4 << 20       # each of the two pinned buffers a download goes through
-STAGED_FROM_BYTES = 32 << 20  # smaller pictures cross straight to pageable memory (faster there: see download)
-
-
-@functools.cache
-def _staging(device: int) -> tuple[tuple[np.ndarray, Any], ...]:
-    """Two page-locked host buffers of STAGING_BYTES for downloads on ``device``, made once a
-    process and reused (8 MB pinned in all), each with the event of its last copy."""
-    import cupy as cp
-    buffers = []
-    for _ in range(2):
-        memory = cp.cuda.alloc_pinned_memory(STAGING_BYTES)
-        buffers.append((np.frombuffer(memory, np.uint8, STAGING_BYTES), cp.cuda.Event(block=False,
-                                                                                      disable_timing=True)))
-    return tuple(buffers)
-
-
-def download(a: Any) -> np.ndarray:
-    """A C-contiguous CuPy array as a new NumPy array, through two reused pinned buffers: the
-    copy of one chunk off the GPU (at pinned speed, on the current stream, after the work
-    queued there) overlaps the host's copy of the last one into the new array. Measured on the
-    H100 in one call (benchmarks/results/H100-canvas-*.txt): a 64 MB picture 1.26x faster than
-    CuPy's copy straight into pageable memory, but 16 MB and 4 MB ones 0.72x and 0.81x; so only
-    pictures of STAGED_FROM_BYTES or more are staged."""
-    import cupy as cp
-    if a.nbytes < STAGED_FROM_BYTES:
-        small: np.ndarray = a.get()
-        return small
-    out = np.empty(a.shape, a.dtype)
-    size = out.nbytes
-    flat = out.reshape(-1).view(np.uint8)
-    stream = cp.cuda.get_current_stream()
-    buffers = _staging(int(a.device.id))
-    source = int(a.data.ptr)
-    chunks = range(0, size, STAGING_BYTES)
-
-    def issue(k: int) -> None:
-        start = chunks[k]
-        host, event = buffers[k % 2]
-        cp.cuda.runtime.memcpyAsync(host.ctypes.data, source + start, min(STAGING_BYTES, size - start),
-                                    cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        event.record(stream)
-
-    with _DOWNLOADING:                        # one download at a time through the shared buffers
-        issue(0)
-        for k, start in enumerate(chunks):
-            if k + 1 < len(chunks):
-                issue(k + 1)                 # its buffer's last chunk (k - 1) is already copied out
-            host, event = buffers[k % 2]
-            event.synchronize()
-            end = min(start + STAGING_BYTES, size)
-            flat[start:end] = host[:end - start]
-    return out
-
-
 class GpuChecks:
     """HostChecks on the GPU of ``device``: each method queues its kernel and returns the
     placed array; ``check()`` then reads the flags once and raises the host's error for the
@@ -204,10 +148,9 @@ class GpuChecks:
 
     def read(self, name: str, value: Any, expected: str) -> Any:
         """An argument on the GPU: a CUDA array in place, a host array uploaded as it is."""
-        import cupy as cp
         found = where(name, value)
         if found is None:
-            return cp.asarray(host_numbers(name, value, expected))
+            return upload(host_numbers(name, value, expected))
         return device_view(name, value, self.device, found)
 
     def positions(self, value: Any, n: int | None = None) -> Any:
@@ -283,7 +226,7 @@ class GpuChecks:
             values = device_view("alpha", alpha, self.device, found)
         if tuple(values.shape) != (n,):
             raise ArgumentError(f"alpha must be {expected}, got shape {tuple(values.shape)}")
-        return cp.asarray(values)                  # a host array uploaded (kernels take CuPy arrays)
+        return upload(values) if found is None else cp.asarray(values)     # kernels take CuPy arrays
 
     def check(self) -> None:
         """Read the flags (the one copy to the host) and raise the host's error for the first

@@ -1,6 +1,6 @@
-"""The fast renderer's binned path: scenes of BIN_MIN_CIRCLES circles or more are first listed per
-supertile, each tile then walks its supertile's list (the tile walk of the walk path, over list
-entries).
+"""The fast renderer's binned path: scenes of BIN_MIN_CIRCLES circles or more (or fewer, where the
+walk would cost far more: fast.walk_outgrown) are first listed per supertile, each tile then
+walks its supertile's list (the tile walk of the walk path, over list entries).
 
 - ``BinnedPath``, stages ``bin`` (kernels/bin.cu: every circle listed, in order, under each
   supertile it touches, with its pixel box in tiles packed into 32 bits) and ``draw``

@@ -4,7 +4,8 @@ path's frame as a CUDA graph.
 ``plan_fast`` is the dispatch: from the scene's circle count and depth, one of three paths, each a
 module with its policy (a frozen plan, a pure function of the scene and the size) and its path
 (kernels, buffers by lifetime, the stages and ``frame()``, which reads top to bottom):
-- walk (cuda/walk.py): fewer than BIN_MIN_CIRCLES circles; every tile walks every circle;
+- walk (cuda/walk.py): fewer than BIN_MIN_CIRCLES circles, unless walking them on every tile
+  would cost far more than binning them (``walk_outgrown``); every tile walks every circle;
 - binned (cuda/binned.py): circles listed per supertile, each tile walks its supertile's list;
   deep flat scenes first bin and draw only their front layer (LayeredPath);
 - sparse (cuda/sparse.py): binned scenes with few circles over the average pixel; per-tile lists,
@@ -33,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from circle_render.constants import BIN_MIN_CIRCLES, SPARSE_MAX_DEPTH
+from circle_render.constants import BIN_CULLS_PER_ENTRY, BIN_MIN_CIRCLES, FAST_TILE, SPARSE_MAX_DEPTH, WALK_MAX_CULLS
 from circle_render.cuda.binned import BinnedPolicy
 from circle_render.cuda.drawn import DrawnPolicy
 from circle_render.cuda.module import Graph, Launch, Launches, device_synchronize
-from circle_render.cuda.plan import FastPath, Policy, check_overrides, mean_depth
+from circle_render.cuda.plan import FastPath, Policy, check_overrides, list_capacity, mean_depth
 from circle_render.cuda.sparse import SparsePolicy
 from circle_render.cuda.walk import WalkPolicy
 from circle_render.registry import RendererUnavailable
@@ -57,14 +58,32 @@ def plan_fast(scene: Scene, width: int, height: int, overrides: dict[str, Any] |
         if scene.animation is not None:
             raise ValueError("renderer 'cuda' draws a scene with drawing options only still (no animation)")
         return DrawnPolicy.plan(scene, width, height, tuning, capacity)
-    wants_binned = scene.n >= BIN_MIN_CIRCLES if binned is None else binned
-    if sparse is None:
-        sparse = wants_binned and mean_depth(scene.radius) <= SPARSE_MAX_DEPTH
+    many = scene.n >= BIN_MIN_CIRCLES
+    outgrown = binned is None and not many and walk_outgrown(scene, width, height, tuning.get("FAST_TILE", FAST_TILE))
+    wants_binned = (many or outgrown) if binned is None else binned
+    if sparse is None:             # sparse is for many circles; a walk outgrown bins as the binned path
+        sparse = wants_binned and not outgrown and mean_depth(scene.radius) <= SPARSE_MAX_DEPTH
     if sparse:
         return SparsePolicy.plan(scene, width, height, tuning, capacity)
     if wants_binned:
         return BinnedPolicy.plan(scene, width, height, tuning, capacity, front)
     return WalkPolicy.plan(scene, width, height, tuning)
+
+
+def walk_outgrown(scene: Scene, width: int, height: int, tile: int = FAST_TILE) -> bool:
+    """Whether the walk of a scene with few circles would cost more than binning them: the walk
+    tests every circle on every tile of ``tile`` pixels (n x tiles pairs); the binned path's work
+    follows the tiles each circle's box touches (list_capacity at tile granularity bounds them;
+    its lists are per supertile, each tile walking only the entries that reach it). Binned
+    wins where the walk tests at least WALK_MAX_CULLS pairs and BIN_CULLS_PER_ENTRY such a pair
+    (H100: 20 random scenes of 1,500-14,000 circles and the course's six under 16384, each at
+    1024, 2048 and 4096 px: none this sends to the binned path drew slower there, and it finds
+    most that drew faster; docs/perf-notes.md)."""
+    tiles_x, tiles_y = -(-width // tile), -(-height // tile)
+    culls = scene.n * tiles_x * tiles_y
+    if culls < WALK_MAX_CULLS:
+        return False
+    return culls >= BIN_CULLS_PER_ENTRY * list_capacity(scene.radius, width, height, tile, max(tiles_x, tiles_y))
 
 
 def plan_holds(old: Policy, new: Policy) -> bool:

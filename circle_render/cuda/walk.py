@@ -1,4 +1,5 @@
-"""The fast renderer's walk path: scenes of fewer than BIN_MIN_CIRCLES circles are not binned;
+"""The fast renderer's walk path: scenes of fewer than BIN_MIN_CIRCLES circles are not binned (unless
+fast.walk_outgrown);
 one block a tile walks every circle, from the last to the first, compositing front to back until
 the tile is opaque (kernels/walk.cu over the tile walk, kernels/walk.cuh and cull.cuh).
 

@@ -38,6 +38,7 @@ struct Stage {
     unsigned hits[CULL_ITEMS * WARPS];
     float4 partial[SNOW ? 1 : WARPS][3][32];
     float4 rect[WARPS][2];    // warp w's: its sub-tile's pixel centres, the tile's (x0, x1, y0, y1)
+    float4 ramp[SNOW ? SNOW_RAMP_LAST + 2 : 1];   // snow's colour ramp, its last entry twice
 };
 enum { PARTIAL_CIRCLE, PARTIAL_COLOR, PARTIAL_RUN };
 

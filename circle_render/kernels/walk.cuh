@@ -20,15 +20,18 @@ static_assert(FAST_TILE * FAST_TILE % BLOCK_THREADS == 0, "a tile is whole pixel
 static_assert(FLAT_ALPHA + FLAT_ALPHA == 1.f, "the flat walk relies on FLAT_ALPHA being 1/2");
 
 // Snow shading (shade.cuh's snow_shade) from a staged circle: its largest alpha and 1 / r
-// computed once a step, the square root and the exponential by the fast hardware paths. The
-// draw allows rounding (it fuses multiply-adds); these differ from the reference's by a few
-// ulp, far inside the course's tolerance (and the tests' 1e-3).
-__device__ __forceinline__ void snow_shade_staged(float d2, float4 extra, float& alpha, float3& col) {
+// computed once a step, the square root and the exponential by the fast hardware paths, the
+// ramp's two entries read from the block's copy in shared memory (`ramp`, its last entry twice:
+// no clamp; picked by compare-and-select they cost a quarter of the loop). The draw allows
+// rounding (it fuses multiply-adds); these differ from the reference's by a few ulp, far inside
+// the course's tolerance (and the tests' 1e-3).
+__device__ __forceinline__ void snow_shade_staged(float d2, float4 extra, const float4* ramp, float& alpha,
+                                                  float3& col) {
     const float d = (d2 > 0.f ? d2 * rsqrtf(d2) : 0.f) * extra.y;
     const float scaled = d * (float)SNOW_RAMP_LAST;
     const int base = min((int)scaled, SNOW_RAMP_LAST);
     const float w = scaled - (float)base;
-    const float3 lo = snow_ramp(base), hi = snow_ramp(min(base + 1, SNOW_RAMP_LAST));
+    const float4 lo = ramp[base], hi = ramp[base + 1];
     col = make_float3(fmaf(w, hi.x - lo.x, lo.x), fmaf(w, hi.y - lo.y, lo.y), fmaf(w, hi.z - lo.z, lo.z));
     alpha = extra.x * __expf((-1.f * SNOW_FALLOFF * d) * d);
 }
@@ -132,7 +135,7 @@ __device__ __forceinline__ bool blend_step_snow(Stage<true>& stage, float px, co
                 if (T[p] >= T_EPS && d2 <= cj.z) {
                     float a;
                     float3 col;
-                    snow_shade_staged(d2, stage.color[place], a, col);
+                    snow_shade_staged(d2, stage.color[place], stage.ramp, a, col);
                     const float w = T[p] * a;
                     acc[p].x = fmaf(w, col.x, acc[p].x);
                     acc[p].y = fmaf(w, col.y, acc[p].y);
@@ -262,6 +265,10 @@ __device__ __forceinline__ bool walk_tile(
                                           pixel_centre(sub_y, height), pixel_centre(sub_y + SUB_H - 1, height));
         stage.rect[warp][1] = make_float4(pixel_centre(t.x * FAST_TILE, width), pixel_centre(last_x, width),
                                           pixel_centre(t.y * FAST_TILE, height), pixel_centre(last_y, height));
+    }
+    if (SNOW && threadIdx.x < SNOW_RAMP_LAST + 2) {      // read after the first step's barrier
+        const float3 c = snow_ramp(min((int)threadIdx.x, SNOW_RAMP_LAST));
+        stage.ramp[threadIdx.x] = make_float4(c.x, c.y, c.z, 0.f);
     }
     __syncwarp();
     for (int top = end; top > begin; top -= STEP) {

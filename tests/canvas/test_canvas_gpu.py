@@ -268,12 +268,55 @@ def test_the_first_frame_uncaptured_is_the_captured_frames_picture(n):
 
 
 def test_large_pictures_cross_in_chunks(cp):
-    """to_numpy copies a large picture through two reused page-locked buffers, chunk by chunk
-    (a smaller one straight): the same bytes as CuPy's own copy, for a picture of several
-    chunks and a partial last one (2100^2 x 16 bytes: 67 MB), and a small one (uint8: 17 MB)."""
+    """to_numpy copies a large picture through the page-locked lanes (canvas/transfer.py),
+    chunk by chunk: the same bytes as CuPy's own copy, for a picture of several chunks and a
+    partial last one (2100^2 x 16 bytes: 67 MB, and uint8: 17 MB)."""
     canvas = Canvas(2100, 2100, "cuda").set(*circles(14, 5000)).render()
     for dtype in (np.float32, np.uint8):
         assert np.array_equal(canvas.to_numpy(dtype, "upper"), canvas.to_cupy(dtype, "upper").get())
+
+
+@pytest.mark.parametrize("lanes", [1, 3, 4])
+def test_arrays_cross_through_the_lanes_whole(cp, monkeypatch, lanes):
+    """upload and download through the lanes give CuPy's bytes for arrays of one chunk, of
+    several with a partial last one, and of fewer chunks than lanes; the host array may change
+    once upload returns; an array that is not C-contiguous, or a small one, goes through CuPy;
+    a download waits for the work queued before it."""
+    from circle_render.canvas import transfer
+    monkeypatch.setattr(transfer, "LANES", lanes)
+    monkeypatch.setattr(transfer, "UPLOAD_FROM", 1 << 20)
+    monkeypatch.setattr(transfer, "DOWNLOAD_FROM", 1 << 20)
+    transfer._lanes.cache_clear()
+    transfer._pool.cache_clear()
+    rng = np.random.default_rng(lanes)
+    try:
+        for size in (transfer.CHUNK // 4, 7 * transfer.CHUNK // 4 + 3, 3 * transfer.CHUNK // 8 + 5):
+            host = rng.random(size, dtype=np.float32)
+            want = host.copy()
+            dev = transfer.upload(host)
+            host[:] = -1                                       # after upload returns: not seen
+            assert dev.dtype == np.float32 and np.array_equal(dev.get(), want)
+            assert np.array_equal(transfer.download(dev), want)
+            wait = "long long t = clock64(); while (clock64() - t < 1000000) {} y = 2"
+            spin = cp.ElementwiseKernel("", "float32 y", wait, "spin_then_write")
+            spin(dev[:1])                                      # queued before the download
+            got = transfer.download(dev)
+            assert got[0] == 2 and np.array_equal(got[1:], want[1:])
+        wide = rng.random((transfer.CHUNK // 4, 4), dtype=np.float32)[:, :3]        # not C-contiguous
+        assert not transfer.staged(wide, 0) and np.array_equal(transfer.upload(wide).get(), wide)
+        assert not transfer.staged(np.zeros(10, np.float32), 1 << 20)
+    finally:
+        transfer._lanes.cache_clear()
+        transfer._pool.cache_clear()
+
+
+def test_a_large_set_is_drawn_as_from_cupy(cp):
+    """Host arrays of several chunks each (set() uploads them through the lanes) draw the
+    picture that the same arrays given on the GPU draw."""
+    pos, rad, col = circles(21, 1_100_000, small=True)           # positions 8.8 MB, colours 13.2 MB
+    from_host = Canvas(512, 512, "cuda").set(pos, rad, col).render().to_numpy()
+    from_gpu = Canvas(512, 512, "cuda").set(cp.asarray(pos), cp.asarray(rad), cp.asarray(col)).render().to_numpy()
+    assert np.array_equal(from_host, from_gpu)
 
 
 def test_arrays_on_another_gpu_are_refused(cp):
