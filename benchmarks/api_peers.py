@@ -99,11 +99,12 @@ def measure(s, n: int, renderers: list[str], runs: int, reference: str) -> tuple
     """One case: each renderer's and library's time and picture against the reference
     renderer's, and the fastest library (pycairo at 0.01 px is a picture, not a contender)."""
     row: dict = {}
-    ref = wall_times(lambda: ours(s, n, reference), runs if reference in renderers else 1)
+    # each renderer's first call of a case compiles or loads its kernels: untimed (warmup)
+    ref = wall_times(lambda: ours(s, n, reference), runs if reference in renderers else 1, warmup=1)
     timed = {reference: ref} if reference in renderers else {}
     for r in renderers:
         if r != reference:
-            timed[r] = wall_times(lambda r=r: ours(s, n, r), runs)
+            timed[r] = wall_times(lambda r=r: ours(s, n, r), runs, warmup=1)
     for r, t in timed.items():
         row[f"circle-render/{r}"] = {"s": t.min / 1e3, **compared(t.result, ref.result)}
     for peer, draw in peers_for(s.drawing.antialias).items():
