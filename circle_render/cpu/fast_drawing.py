@@ -30,12 +30,12 @@ from circle_render.cpu.fast_kernels import (
     SCAN_ROW,
     SHORT_ROW,
     add_painted,
-    clear_painted,
+    flat_frame,
     nearest_column,
     next_span,
+    open_tile,
     row_span,
     squared_distance,
-    tile_rect,
 )
 from circle_render.cpu.fast_numba import cached_njit
 from circle_render.cpu.fast_types import Fields
@@ -350,13 +350,11 @@ def _paint_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, paint
     and ``snow``: the paint's. Compiled as a function of its own, not inlined into paint_tiles,
     as are the outline's and snow's rows: numba's inlining of the whole tree took minutes to
     compile (287 s against 29 s, first call, 2 loaded cores)."""
-    _, clear, background, painted = frame
-    tile_w, tile_h, tiles_x, starts, _, boxes, data, _ = lists
+    painted = frame[3]
+    _, _, _, starts, _, boxes, data, _ = lists
     ramp, cx, cy, _ = shading
     _, _, _, scale, antialias, _, _ = paint
-    tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
-    if clear:
-        clear_painted(flat, tile, ty0, ty1, width, background, painted)
+    tx0, tx1, ty0, ty1 = open_tile(flat, tile, frame, lists, width, height)
     for e in range(starts[tile], starts[tile + 1]):
         record = data[e]
         x, y_c, max_alpha, radius = _four(record, X)
@@ -390,12 +388,10 @@ def _fill_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
     ``following``, a circle of SHORT_ROW+1..SCAN_ROW pixel rows finds each row's run from the
     row before's (fast_kernels.next_span, as render_tiles_following does). A loop of its own:
     in _paint_tile's, with every option's branches, the same rows cost more (docs/perf-notes.md)."""
-    _, clear, background, painted = frame
-    tile_w, tile_h, tiles_x, starts, _, boxes, data, _ = lists
+    painted = frame[3]
+    _, _, _, starts, _, boxes, data, _ = lists
     _, cx, cy, _ = shading
-    tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
-    if clear:
-        clear_painted(flat, tile, ty0, ty1, width, background, painted)
+    tx0, tx1, ty0, ty1 = open_tile(flat, tile, frame, lists, width, height)
     for e in range(starts[tile], starts[tile + 1]):
         record = data[e]
         x, y_c, pos = record[X], record[Y], record[FILL + POS]
@@ -425,10 +421,8 @@ def paint_tiles(frame: Fields, lists: Fields, paint: Fields, shading: Fields, ti
     structures: cpu/fast_types.py); following: a batch of mostly SHORT_ROW+1..SCAN_ROW pixel
     circles (fast.mostly_mid_sized), whose rows _fill_tile finds from the row before's (the
     same bits either way)."""
-    image, _, _, _ = frame
     _, _, _, scale, antialias, outlined, snow = paint
-    height, width = image.shape[0], image.shape[1] // 4
-    flat = image.reshape(image.size)
+    flat, width, height = flat_frame(frame)
     plain = not (antialias or outlined or snow)
     for s in numba.prange(slots):
         for k in range(s, tiles.shape[0], slots):

@@ -205,6 +205,19 @@ def clear_painted(flat: np.ndarray, tile: int, ty0: int, ty1: int, width: int, b
 
 
 @numba.njit(inline="always")
+def open_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, width: int,
+              height: int) -> tuple[int, int, int, int]:
+    """Tile ``tile``'s pixels [tx0, tx1) x [ty0, ty1), its painted pixels first set back to the
+    background where the frame clears (each tile draw's first step)."""
+    _, clear, background, painted = frame
+    tile_w, tile_h, tiles_x, _, _, _, _, _ = lists
+    tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
+    if clear:
+        clear_painted(flat, tile, ty0, ty1, width, background, painted)
+    return tx0, tx1, ty0, ty1
+
+
+@numba.njit(inline="always")
 def add_painted(row: np.ndarray, a: int, b: int) -> None:
     """Pixels [a, b) of a tile row added to its painted span (row: (2,) int32 [lo, hi))."""
     if a < b:
@@ -237,12 +250,10 @@ def _draw_tile(flat: np.ndarray, tile: int, frame: Fields, lists: Fields, shadin
     flat: the frame's image as one row of floats. ``following`` (a constant of each caller, so
     that the other's code is compiled out): flat rows of SHORT_ROW+1..SCAN_ROW pixels by
     _follow_rows instead of _scan_flat."""
-    _, clear, background, painted = frame
-    tile_w, tile_h, tiles_x, starts, _, boxes, data, _ = lists
+    painted = frame[3]
+    _, _, _, starts, _, boxes, data, _ = lists
     ramp, cx, cy, snow = shading
-    tx0, tx1, ty0, ty1 = tile_rect(tile, tiles_x, tile_w, tile_h, width, height)
-    if clear:
-        clear_painted(flat, tile, ty0, ty1, width, background, painted)
+    tx0, tx1, ty0, ty1 = open_tile(flat, tile, frame, lists, width, height)
     for i in range(starts[tile], starts[tile + 1]):
         px, py, r = data[i, 0], data[i, 1], data[i, 2]
         r2 = r * r
@@ -275,7 +286,7 @@ def render_tiles(frame: Fields, lists: Fields, shading: Fields, tiles: np.ndarra
     Frame (the image, changed in place; whether it clears; the background; the painted spans,
     kept up to date); lists: Tiles, the tiles' lists; shading: Shading; tiles: (k,) int64
     row-major tile numbers (the structures: cpu/fast_types.py)."""
-    flat, width, height = _flat(frame)
+    flat, width, height = flat_frame(frame)
     for s in numba.prange(slots):
         for k in range(s, tiles.shape[0], slots):
             _draw_tile(flat, tiles[k], frame, lists, shading, width, height, False)
@@ -286,14 +297,14 @@ def render_tiles_following(frame: Fields, lists: Fields, shading: Fields, tiles:
     """render_tiles for a batch of mostly 9-32 px circles: their rows found from the row before's.
     A kernel of its own: the branch in render_tiles' tile loop cost the other scenes 4-15%
     (docs/perf-notes.md)."""
-    flat, width, height = _flat(frame)
+    flat, width, height = flat_frame(frame)
     for s in numba.prange(slots):
         for k in range(s, tiles.shape[0], slots):
             _draw_tile(flat, tiles[k], frame, lists, shading, width, height, True)
 
 
 @numba.njit(inline="always")
-def _flat(frame: Fields) -> tuple[np.ndarray, int, int]:
+def flat_frame(frame: Fields) -> tuple[np.ndarray, int, int]:
     """The frame's image as one row of floats, its width and height."""
     image = frame[0]
     return image.reshape(image.size), image.shape[1] // 4, image.shape[0]

@@ -43,6 +43,7 @@ from circle_render.cuda.sparse import SparsePolicy
 from circle_render.cuda.walk import WalkPolicy
 from circle_render.registry import RendererUnavailable
 from circle_render.scenes.scene import Scene
+from circle_render.util import ceil_div
 
 
 def plan_fast(scene: Scene, width: int, height: int, overrides: dict[str, Any] | None = None,
@@ -79,7 +80,7 @@ def walk_outgrown(scene: Scene, width: int, height: int, tile: int = FAST_TILE) 
     (H100: 20 random scenes of 1,500-14,000 circles and the course's six under 16384, each at
     1024, 2048 and 4096 px: none this sends to the binned path drew slower there, and it finds
     most that drew faster; docs/perf-notes.md)."""
-    tiles_x, tiles_y = -(-width // tile), -(-height // tile)
+    tiles_x, tiles_y = ceil_div(width, tile), ceil_div(height, tile)
     culls = scene.n * tiles_x * tiles_y
     if culls < WALK_MAX_CULLS:
         return False
