@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.2.0"
 __all__ = ["SCENE_NAMES", "Canvas", "__version__", "make_scene", "render", "show", "to_bytes"]
 
-_LAZY = {"render": "circle_render.api", "to_bytes": "circle_render.cpu.shading", "Canvas": "circle_render.canvas",
+_LAZY = {"render": "circle_render.api", "to_bytes": "circle_render.io.pixels", "Canvas": "circle_render.canvas",
          "show": "circle_render.display.viewer", "SCENE_NAMES": "circle_render.scenes",
          "make_scene": "circle_render.scenes"}
 
 if TYPE_CHECKING:
     from circle_render.api import render
     from circle_render.canvas import Canvas
-    from circle_render.cpu.shading import to_bytes
     from circle_render.display.viewer import show
+    from circle_render.io.pixels import to_bytes
     from circle_render.scenes import SCENE_NAMES, make_scene
 
 

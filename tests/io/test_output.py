@@ -49,6 +49,28 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
 
 # --- pictures ------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("shape,compiled", [((1024, 1024), True), ((1023, 1025), False), ((2048, 600), True)])
+def test_public_to_bytes_is_the_reference(shape, compiled, monkeypatch):
+    """circle_render.to_bytes gives cpu/shading.py to_bytes's bytes (values outside [0, 1], NaN,
+    infinities, views), compiled from COMPILED_FROM pixels on (the reference is not called)."""
+    import circle_render
+    from circle_render.cpu import shading
+    from circle_render.io import pixels
+    rng = np.random.default_rng(3)
+    img = rng.random((*shape, 4), dtype=np.float32) * 1.4 - 0.2
+    img.flat[::97], img.flat[5::101], img.flat[7::103] = np.nan, np.inf, -np.inf
+    want = to_bytes(img)
+    calls = []
+    monkeypatch.setattr(shading, "to_bytes", lambda a: calls.append(1) or want)
+    got = circle_render.to_bytes(img)
+    assert got.dtype == np.uint8 and got.shape == (*shape, 3) and np.array_equal(got, want)
+    assert (not calls) == compiled and pixels.COMPILED_FROM == 1 << 20
+    if compiled:                     # a flipped view compiled; a float64 picture to the reference
+        assert np.array_equal(circle_render.to_bytes(img[::-1]), want[::-1]) and not calls
+        pixels.to_bytes(img.astype(np.float64))
+        assert calls
+
+
 @pytest.mark.parametrize("suffix", [".png", ".ppm"])
 @pytest.mark.parametrize("shape", [(1, 1), (37, 53), (300, 7)])
 def test_streamed_pictures_are_exactly_to_bytes(tmp_path, suffix, shape, monkeypatch):
