@@ -35,8 +35,10 @@ def main() -> None:
         if signum == signal.SIGINT and sys.stderr.isatty():
             sys.stderr.write("\n")               # after the terminal's ^C
         sys.stderr.write("render: interrupted; no partial output was written\n")
+        from circle_render.interrupts import ignore_late_interrupts
+        ignore_late_interrupts()                 # one interrupt, one exit
         sys.exit(128 + int(signum))
-    run()
+    run(own_process=True)
 
 
 if __name__ == "__main__":

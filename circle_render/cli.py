@@ -25,7 +25,7 @@ from circle_render.commands import compile as compile_cmd
 from circle_render.commands import primitives as primitives_cmd
 from circle_render.commands import scene as scene_cmd
 from circle_render.errors import Interrupted, UserError
-from circle_render.interrupts import install_numba_safe, stop_resends
+from circle_render.interrupts import ignore_late_interrupts, install_numba_safe, stop_resends
 from circle_render.scenes import SCENE_NAMES, SCENES
 
 MAX_SIZE = 16384
@@ -296,8 +296,11 @@ def _signals_as_interrupts() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _interrupted(e: BaseException) -> None:
-    """Ctrl-C, SIGTERM or SIGHUP: say what was written and exit with 128 + the signal."""
+def _interrupted(e: BaseException, own_process: bool = False) -> None:
+    """Ctrl-C, SIGTERM or SIGHUP: say what was written and exit with 128 + the signal
+    (``own_process``: the ``render`` process, whose later interrupts are then ignored)."""
+    if own_process:
+        ignore_late_interrupts()         # first: a signal from here on cannot raise again
     signum = getattr(e, "signum", signal.SIGINT)
     if progress.end_line() is None and signum == signal.SIGINT and progress.on_terminal(sys.stderr):
         click.echo("", err=True)         # after the terminal's ^C
@@ -314,9 +317,10 @@ def _error(text: str, code: int = 2) -> None:
     sys.exit(code)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, own_process: bool = False) -> None:
     """Entry point: user errors (click's and ours) become one line on stderr with exit code 2;
-    bare ``render`` prints the help; Ctrl-C, SIGTERM and SIGHUP exit with 128 + the signal."""
+    bare ``render`` prints the help; Ctrl-C, SIGTERM and SIGHUP exit with 128 + the signal
+    (``own_process``: the ``render`` process itself, __main__.py, which then ignores later ones)."""
     progress.set_quiet(False)              # until a command's --quiet says otherwise
     try:
         with _signals_as_interrupts():
@@ -329,14 +333,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UserError as e:
         _error(str(e))
     except _Stopped as e:
-        _interrupted(e.__cause__ or e)
+        _interrupted(e.__cause__ or e, own_process)
     except click.exceptions.Abort as e:                     # click's wrapping of KeyboardInterrupt
         progress.forget_line()                              # (click has ended the line)
-        _interrupted(e.__cause__ or e)
+        _interrupted(e.__cause__ or e, own_process)
     except click.ClickException as e:
         _error(e.format_message(), e.exit_code)
     except KeyboardInterrupt as e:
-        _interrupted(e)
+        _interrupted(e, own_process)
     except OSError as e:
         _error(f"{e.strerror or e}: {e.filename or ''}".rstrip(": "))
     except Exception as e:

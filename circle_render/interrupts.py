@@ -92,6 +92,19 @@ def stop_resends() -> None:
     _pending.clear()
 
 
+def ignore_late_interrupts() -> None:
+    """One interrupt, one exit: for a process exiting with 128 + the signal, ignore SIGINT,
+    SIGTERM and SIGHUP from here on. A late one (a second Ctrl-C, or a resend whose timer was
+    already firing when stop_resends ran) would raise again while the process shuts down, and
+    Python ends a run that a KeyboardInterrupt escapes by killing itself with SIGINT: exit -2,
+    not 130 (seen once in CI, under load), or a traceback while its threads are joined."""
+    for sig in (getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except ValueError:                                   # not the main thread
+            break
+
+
 def _unraisable_hook(previous: Callable[[Any], object]) -> Callable[[Any], None]:
     """sys.unraisablehook that sends a swallowed interrupt again: raised where Python can only
     print it and go on (a weakref callback, a __del__, a ctypes callback: numba and llvmlite run

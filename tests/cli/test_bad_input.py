@@ -152,6 +152,38 @@ def test_a_signal_while_writing_removes_the_temporary(tmp_path, sig):
     assert list(tmp_path.iterdir()) == []
 
 
+LATE_INTERRUPTS = """
+import os, signal, sys, threading, time
+import circle_render.cli as cli
+def late(delay):
+    time.sleep(delay)
+    os.kill(os.getpid(), signal.SIGINT)
+def racing_resend():                 # a put-off resend firing as the exit is decided
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.02)
+cli.stop_resends = racing_resend
+class Interrupted:
+    @staticmethod
+    def main(**kwargs):
+        threading.Thread(target=time.sleep, args=(0.2,)).start()   # joined while shutting down
+        threading.Thread(target=late, args=(0.1,), daemon=True).start()
+        raise KeyboardInterrupt
+cli.cli = Interrupted
+from circle_render.__main__ import main
+main()
+"""
+
+
+def test_an_interrupt_ends_as_one_exit_whatever_comes_after_it():
+    """Once the command exits with 128 + the signal, a later SIGINT (a resend already firing, a
+    second Ctrl-C, one while the process shuts down and Python has put SIGINT's default back)
+    neither kills it (exit -2) nor prints a traceback."""
+    p = subprocess.run([sys.executable, "-c", LATE_INTERRUPTS], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                       capture_output=True, text=True, timeout=60, preexec_fn=_default_signals)
+    assert p.returncode == 130, p.stderr
+    assert one_line(p.stderr) == "render: interrupted; no partial output was written"
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_mid_frames_says_which_frames_were_written(tmp_path, sig):
     p, _ = start_render(["snow", "-r", "cpu", "-s", "64", "-b", "0:100000", "-o", "fr.png"], tmp_path)
