@@ -22,6 +22,8 @@ from types import FrameType
 from typing import Any
 
 RETRY_S = 0.005
+STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGHUP")      # the signals that stop a run
+STOP_SIGNALS = tuple(getattr(signal, n) for n in STOP_SIGNAL_NAMES if hasattr(signal, n))
 
 
 def _folder(name: str) -> str | None:
@@ -98,7 +100,7 @@ def ignore_late_interrupts() -> None:
     already firing when stop_resends ran) would raise again while the process shuts down, and
     Python ends a run that a KeyboardInterrupt escapes by killing itself with SIGINT: exit -2,
     not 130 (seen once in CI, under load), or a traceback while its threads are joined."""
-    for sig in (getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)):
+    for sig in STOP_SIGNALS:
         try:
             signal.signal(sig, signal.SIG_IGN)
         except ValueError:                                   # not the main thread
@@ -118,7 +120,7 @@ def _unraisable_hook(previous: Callable[[Any], object]) -> Callable[[Any], None]
     return hook
 
 
-def install_numba_safe(signals: tuple[str, ...] = ("SIGINT", "SIGTERM", "SIGHUP")) -> dict:
+def install_numba_safe(signals: tuple[str, ...] = STOP_SIGNAL_NAMES) -> dict:
     """Wrap the current Python handlers of ``signals`` (those that are Python functions) with
     ``numba_safe``, and send again an interrupt that Python had to swallow (sys.unraisablehook;
     for this process's life); returns the handlers it replaced, to put back."""

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from circle_render.errors import UserError
+from circle_render.interrupts import STOP_SIGNALS
 from circle_render.io.pixels import FramePixels, as_pixels
 
 IMAGE_SUFFIXES = (".png", ".ppm")                   # one picture
@@ -173,7 +174,7 @@ def signals_held() -> Iterator[None]:
         return
     caught: list[int] = []
     previous = {}
-    for sig in (getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)):
+    for sig in STOP_SIGNALS:
         handler = signal.getsignal(sig)
         if handler not in (signal.SIG_IGN, None):            # an ignored signal stays ignored
             previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
